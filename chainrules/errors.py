@@ -1,0 +1,51 @@
+"""The exception hierarchy shared by ``chainrules`` and ``tenferro``.
+
+Every user mistake raises one of these. Messages name the operation, the offending
+shapes/dtypes/devices, and what to do. ``tenferro.errors`` re-exports this module.
+"""
+
+from __future__ import annotations
+
+
+class TenferroError(Exception):
+    """Base class of every error raised for a user mistake."""
+
+
+class ShapeError(TenferroError, ValueError):
+    """Operand shapes do not fit the operation."""
+
+
+class DTypeError(TenferroError, TypeError):
+    """Operand dtypes do not fit the operation (or cannot be differentiated)."""
+
+
+class DeviceError(TenferroError, ValueError):
+    """Operands live on different devices, or a device/backend is unavailable."""
+
+
+class GradientError(TenferroError, RuntimeError):
+    """Misuse of differentiation: backward twice, non-scalar output, in-place mutation..."""
+
+
+class NonLinearError(GradientError):
+    """A function handed to ``linear_transpose`` (or a transpose rule) is not linear."""
+
+
+class GraphError(TenferroError, RuntimeError):
+    """Tracing, compiling, saving or loading a graph went wrong."""
+
+
+class ConcretizationError(GraphError):
+    """Python control flow asked for the value of a traced (abstract) tensor."""
+
+
+class LeakedTracerError(GraphError):
+    """A tracer escaped the transformation that created it and was used later."""
+
+
+def fmt_aval(x) -> str:
+    """Short ``dtype[shape]`` description of anything with ``shape`` and ``dtype``."""
+    from .dtypes import short_name
+
+    shape = ",".join(str(d) for d in x.shape)
+    return f"{short_name(x.dtype)}[{shape}]"

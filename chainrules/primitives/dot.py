@@ -1,0 +1,101 @@
+"""``dot_general``: contraction over paired axes with optional batch axes.
+
+``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``. The output axes
+are: batch axes (in the order given), then the lhs free axes, then the rhs free axes (each in
+their original order). Bilinear, so its JVP is two dot_generals and its transposes are
+dot_generals with the conjugated other operand.
+"""
+
+from __future__ import annotations
+
+from ..core import Primitive, ShapedArray, is_undefined
+from ..errors import DTypeError, ShapeError, fmt_aval
+from .elementwise import _nonlinear
+from .shape import inverse_permutation
+
+
+def free_axes(ndim, contract, batch):
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+dot_general_p = Primitive("dot_general")
+
+
+@dot_general_p.def_abstract_eval
+def _dot_aval(x, y, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    desc = f"{fmt_aval(x)} and {fmt_aval(y)} with dimension_numbers {dimension_numbers}"
+    if x.dtype != y.dtype:
+        raise DTypeError(
+            f"dot_general: operand dtypes differ ({desc}); use tenferro.tensordot/einsum "
+            f"(which promote) or .astype first."
+        )
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise ShapeError(f"dot_general: unpaired contracting or batch axes ({desc}).")
+    for axes, nd in ((list(lc) + list(lb), x.ndim), (list(rc) + list(rb), y.ndim)):
+        if len(set(axes)) != len(axes) or any(not 0 <= a < nd for a in axes):
+            raise ShapeError(f"dot_general: repeated or out-of-range axes ({desc}).")
+    for kind, la, ra in (("contracting", lc, rc), ("batch", lb, rb)):
+        for a, c in zip(la, ra):
+            if x.shape[a] != y.shape[c]:
+                raise ShapeError(
+                    f"dot_general: {kind} axis {a} of the lhs has size {x.shape[a]} but axis {c} "
+                    f"of the rhs has size {y.shape[c]} ({desc})."
+                )
+    shape = [x.shape[a] for a in lb]
+    shape += [x.shape[a] for a in free_axes(x.ndim, lc, lb)]
+    shape += [y.shape[a] for a in free_axes(y.ndim, rc, rb)]
+    return ShapedArray(shape, x.dtype)
+
+
+@dot_general_p.def_impl
+def _dot_impl(xp, x, y, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if not lb:
+        return xp.tensordot(x, y, axes=(lc, rc))
+    xf, yf = free_axes(x.ndim, lc, lb), free_axes(y.ndim, rc, rb)
+    bshape = [x.shape[a] for a in lb]
+    m = _size(x.shape[a] for a in xf)
+    k = _size(x.shape[a] for a in lc)
+    n = _size(y.shape[a] for a in yf)
+    bsz = _size(bshape)
+    xt = xp.reshape(xp.permute_dims(x, tuple(lb) + tuple(xf) + tuple(lc)), (bsz, m, k))
+    yt = xp.reshape(xp.permute_dims(y, tuple(rb) + tuple(rc) + tuple(yf)), (bsz, k, n))
+    out = xp.matmul(xt, yt)
+    return xp.reshape(out, tuple(bshape) + tuple(x.shape[a] for a in xf) + tuple(
+        y.shape[a] for a in yf))
+
+
+def _size(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+@dot_general_p.def_jvp
+def _dot_jvp(b, primals, tangents, *, dimension_numbers):
+    (x, y), (tx, ty) = primals, tangents
+    dn = dimension_numbers
+    out = b.dot_general(x, y, dn)
+    return out, b.add(b.dot_general(tx, y, dn), b.dot_general(x, ty, dn))
+
+
+@dot_general_p.def_transpose
+def _dot_transpose(b, ct, x, y, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    ux, uy = is_undefined(x), is_undefined(y)
+    if ux and uy:
+        _nonlinear("dot_general", "both operands depend on the input")
+    nb = len(lb)
+    xf, yf = free_axes(x.ndim, lc, lb), free_axes(y.ndim, rc, rb)
+    ct_batch = tuple(range(nb))
+    ct_xfree = tuple(range(nb, nb + len(xf)))
+    ct_yfree = tuple(range(nb + len(xf), nb + len(xf) + len(yf)))
+    if ux:
+        r = b.dot_general(ct, b.conj(y), ((ct_yfree, tuple(yf)), (ct_batch, tuple(rb))))
+        src = list(lb) + list(xf) + [lc[list(rc).index(d)] for d in sorted(rc)]
+        return b.transpose(r, inverse_permutation(src)), None
+    r = b.dot_general(b.conj(x), ct, ((tuple(xf), ct_xfree), (tuple(lb), ct_batch)))
+    src = list(rb) + [rc[list(lc).index(d)] for d in sorted(lc)] + list(yf)
+    return None, b.transpose(r, inverse_permutation(src))

@@ -1,0 +1,580 @@
+"""Elementwise primitives: arithmetic, analytic functions, comparisons, select, casts, constants.
+
+Elementwise primitives never broadcast and never promote: operands have equal shapes and dtypes
+(the user-facing layer inserts ``broadcast_in_dim`` and ``convert_element_type``).
+
+Complex convention: every JVP is the R-linear derivative; holomorphic functions multiply the
+tangent by f'(z). Transposes are adjoints under <a, b> = Re sum conj(a) * b.
+"""
+
+from __future__ import annotations
+
+from ..core import Primitive, ShapedArray, Zero, is_undefined
+from ..dtypes import bool_, is_complex, is_inexact, real_dtype
+from ..errors import DTypeError, NonLinearError, ShapeError
+from ._checks import require_bool, require_inexact, require_real, same_shape_and_dtype
+
+
+def _nonlinear(op: str, what: str):
+    raise NonLinearError(
+        f"{op}: cannot transpose: {what}. The function handed to linear_transpose (or to "
+        f"reverse mode) is not linear in its input."
+    )
+
+
+# --------------------------------------------------------------------------- constants
+full_p = Primitive("full", differentiable=False)
+full_p.__doc__ = "A constant of the given shape filled with ``value`` (no inputs)."
+
+
+@full_p.def_abstract_eval
+def _full_aval(*, shape, value, dtype, device):
+    return ShapedArray(shape, dtype)
+
+
+@full_p.def_impl
+def _full_impl(xp, *, shape, value, dtype, device):
+    return xp.constant(shape, value, dtype)
+
+
+@full_p.def_jvp
+def _full_jvp(b, primals, tangents, **params):
+    out = b.bind(full_p, **params)
+    return out, Zero(ShapedArray(params["shape"], params["dtype"]))
+
+
+iota_p = Primitive("iota", differentiable=False)
+iota_p.__doc__ = "Integers counting along ``dimension`` of ``shape`` (no inputs)."
+
+
+@iota_p.def_abstract_eval
+def _iota_aval(*, shape, dimension, dtype, device):
+    if not 0 <= dimension < len(shape):
+        raise ShapeError(f"iota: dimension {dimension} out of range for shape {shape}.")
+    return ShapedArray(shape, dtype)
+
+
+@iota_p.def_impl
+def _iota_impl(xp, *, shape, dimension, dtype, device):
+    r = xp.arange(shape[dimension], dtype=dtype)
+    r = xp.reshape(r, tuple(n if i == dimension else 1 for i, n in enumerate(shape)))
+    return xp.broadcast_to(r, shape)
+
+
+@iota_p.def_jvp
+def _iota_jvp(b, primals, tangents, **params):
+    return b.bind(iota_p, **params), Zero(ShapedArray(params["shape"], params["dtype"]))
+
+
+# ------------------------------------------------------------------ linear unary ops
+neg_p = Primitive("neg")
+conj_p = Primitive("conj")
+real_p = Primitive("real")
+imag_p = Primitive("imag")
+
+
+@neg_p.def_abstract_eval
+def _neg_aval(x):
+    if x.dtype.kind == "b":
+        raise DTypeError("neg: cannot negate a bool operand; use logical_not.")
+    return x
+
+
+neg_p.def_impl(lambda xp, x: -x)
+neg_p.def_jvp(lambda b, p, t: (b.neg(p[0]), b.neg(t[0])))
+neg_p.def_transpose(lambda b, ct, x: (b.neg(ct),))
+
+
+def _complex_only(op):
+    def aval(x):
+        if not is_complex(x.dtype):
+            raise DTypeError(
+                f"{op}: the primitive expects a complex operand, got {x}; the tenferro.{op} "
+                f"function handles real operands."
+            )
+        return x if op == "conj" else ShapedArray(x.shape, real_dtype(x.dtype))
+
+    return aval
+
+
+conj_p.def_abstract_eval(_complex_only("conj"))
+conj_p.def_impl(lambda xp, x: xp.conj(x))
+conj_p.def_jvp(lambda b, p, t: (b.conj(p[0]), b.conj(t[0])))
+conj_p.def_transpose(lambda b, ct, x: (b.conj(ct),))
+
+real_p.def_abstract_eval(_complex_only("real"))
+real_p.def_impl(lambda xp, x: xp.real(x))
+real_p.def_jvp(lambda b, p, t: (b.real(p[0]), b.real(t[0])))
+# <ct, Re t> = ct * Re t = Re(conj(ct) t) for real ct: the adjoint embeds ct as complex.
+real_p.def_transpose(lambda b, ct, x: (b.convert(ct, x.dtype),))
+
+imag_p.def_abstract_eval(_complex_only("imag"))
+imag_p.def_impl(lambda xp, x: xp.imag(x))
+imag_p.def_jvp(lambda b, p, t: (b.imag(p[0]), b.imag(t[0])))
+# <ct, Im t> = Re(conj(i ct) t): the adjoint is i * ct.
+imag_p.def_transpose(
+    lambda b, ct, x: (b.mul(b.convert(ct, x.dtype), b.full(ct.shape, 1j, x.dtype)),)
+)
+
+
+# --------------------------------------------------------------- analytic unary ops
+def _inexact_unary(op):
+    def aval(x):
+        require_inexact(op, x)
+        return x
+
+    return aval
+
+
+def _analytic(name, impl, deriv, convention=""):
+    """A holomorphic unary primitive: tangent_out = f'(x) * tangent."""
+    p = Primitive(name, convention=convention)
+    p.def_abstract_eval(_inexact_unary(name))
+    p.def_impl(impl)
+
+    def jvp(b, primals, tangents):
+        (x,), (t,) = primals, tangents
+        y = b.bind(p, x)
+        if type(t) is Zero:
+            return y, t
+        return y, b.mul(t, deriv(b, x, y))
+
+    p.def_jvp(jvp)
+    return p
+
+
+exp_p = _analytic("exp", lambda xp, x: xp.exp(x), lambda b, x, y: y)
+log_p = _analytic(
+    "log", lambda xp, x: xp.log(x), lambda b, x, y: b.reciprocal(x),
+    "derivative 1/x (inf at 0); complex: principal branch",
+)
+log1p_p = _analytic("log1p", lambda xp, x: xp.log1p(x), lambda b, x, y: b.reciprocal(b.add(x, 1)))
+expm1_p = _analytic("expm1", lambda xp, x: xp.expm1(x), lambda b, x, y: b.add(y, 1))
+sin_p = _analytic("sin", lambda xp, x: xp.sin(x), lambda b, x, y: b.cos(x))
+cos_p = _analytic("cos", lambda xp, x: xp.cos(x), lambda b, x, y: b.neg(b.sin(x)))
+tan_p = _analytic("tan", lambda xp, x: xp.tan(x), lambda b, x, y: b.add(b.mul(y, y), 1))
+tanh_p = _analytic("tanh", lambda xp, x: xp.tanh(x), lambda b, x, y: b.sub(1, b.mul(y, y)))
+sinh_p = _analytic("sinh", lambda xp, x: xp.sinh(x), lambda b, x, y: b.cosh(x))
+cosh_p = _analytic("cosh", lambda xp, x: xp.cosh(x), lambda b, x, y: b.sinh(x))
+arctan_p = _analytic(
+    "arctan", lambda xp, x: xp.atan(x), lambda b, x, y: b.reciprocal(b.add(b.mul(x, x), 1))
+)
+sqrt_p = _analytic(
+    "sqrt", lambda xp, x: xp.sqrt(x), lambda b, x, y: b.div(0.5, y),
+    "derivative 1/(2 sqrt x): inf at 0",
+)
+rsqrt_p = _analytic(
+    "rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda b, x, y: b.mul(b.mul(b.mul(y, y), y), -0.5),
+    "derivative -x^(-3/2)/2: inf at 0",
+)
+square_p = _analytic("square", lambda xp, x: xp.square(x), lambda b, x, y: b.mul(x, 2))
+
+
+# ------------------------------------------------------------------ abs and sign
+abs_p = Primitive("abs", convention="d|x|/dx = sign(x), which is 0 at x = 0 (also for complex)")
+
+
+@abs_p.def_abstract_eval
+def _abs_aval(x):
+    if x.dtype.kind == "b":
+        raise DTypeError("abs: bool operands have no absolute value.")
+    return ShapedArray(x.shape, real_dtype(x.dtype))
+
+
+abs_p.def_impl(lambda xp, x: xp.abs(x))
+
+
+@abs_p.def_jvp
+def _abs_jvp(b, primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = b.abs(x)
+    if type(t) is Zero or not is_inexact(x.dtype):
+        return y, Zero(ShapedArray(x.shape, y.dtype))
+    s = b.sign(x)
+    if is_complex(x.dtype):
+        return y, b.real(b.mul(t, b.conj(s)))  # d|z| = Re(conj(z/|z|) dz)
+    return y, b.mul(t, s)
+
+
+sign_p = Primitive(
+    "sign",
+    convention="real: derivative 0 everywhere (also at 0); complex z/|z|: tangential part "
+    "i*s*Im(conj(s) dz)/|z|, and 0 at z = 0",
+)
+
+
+@sign_p.def_abstract_eval
+def _sign_aval(x):
+    if x.dtype.kind == "b":
+        raise DTypeError("sign: bool operands have no sign.")
+    return x
+
+
+sign_p.def_impl(lambda xp, x: xp.sign(x))
+
+
+@sign_p.def_jvp
+def _sign_jvp(b, primals, tangents):
+    (x,), (t,) = primals, tangents
+    s = b.sign(x)
+    if type(t) is Zero or not is_complex(x.dtype):
+        return s, Zero(ShapedArray(x.shape, x.dtype))
+    a = b.abs(x)
+    safe = b.select(b.eq(a, 0), b.ones_like(a), a)
+    coef = b.mul(b.div(s, b.convert(safe, x.dtype)), b.full(x.shape, 1j, x.dtype))
+    return s, b.mul(b.convert(b.imag(b.mul(t, b.conj(s))), x.dtype), coef)
+
+
+# ------------------------------------------------------------ binary arithmetic ops
+def _binary_aval(op, *, inexact=False, real=False):
+    def aval(x, y):
+        a = same_shape_and_dtype(op, x, y)
+        if inexact:
+            require_inexact(op, a)
+        if real:
+            require_real(op, a)
+        if a.dtype.kind == "b" and op in ("add", "sub", "mul", "div"):
+            raise DTypeError(f"{op}: bool operands; use logical_and/logical_or or cast first.")
+        return a
+
+    return aval
+
+
+add_p = Primitive("add")
+add_p.def_abstract_eval(_binary_aval("add"))
+add_p.def_impl(lambda xp, x, y: x + y)
+add_p.def_jvp(lambda b, p, t: (b.add(*p), b.add(*t)))
+add_p.def_transpose(
+    lambda b, ct, x, y: (ct if is_undefined(x) else None,
+                         ct if is_undefined(y) else None)
+)
+
+sub_p = Primitive("sub")
+sub_p.def_abstract_eval(_binary_aval("sub"))
+sub_p.def_impl(lambda xp, x, y: x - y)
+sub_p.def_jvp(lambda b, p, t: (b.sub(*p), b.sub(*t)))
+sub_p.def_transpose(
+    lambda b, ct, x, y: (ct if is_undefined(x) else None,
+                         b.neg(ct) if is_undefined(y) else None)
+)
+
+mul_p = Primitive("mul")
+mul_p.def_abstract_eval(_binary_aval("mul"))
+mul_p.def_impl(lambda xp, x, y: x * y)
+
+
+@mul_p.def_jvp
+def _mul_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return b.mul(x, y), b.add(b.mul(tx, y), b.mul(x, ty))
+
+
+@mul_p.def_transpose
+def _mul_transpose(b, ct, x, y):
+    ux, uy = is_undefined(x), is_undefined(y)
+    if ux and uy:
+        _nonlinear("mul", "both factors depend on the input")
+    if ux:
+        return b.mul(ct, b.conj(y)), None
+    return None, b.mul(b.conj(x), ct)
+
+
+div_p = Primitive("div", convention="x/0 follows IEEE (inf/nan), derivatives likewise")
+div_p.def_abstract_eval(_binary_aval("div", inexact=True))
+div_p.def_impl(lambda xp, x, y: x / y)
+
+
+@div_p.def_jvp
+def _div_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = b.div(x, y)
+    return out, b.div(b.sub(tx, b.mul(ty, out)), y)
+
+
+@div_p.def_transpose
+def _div_transpose(b, ct, x, y):
+    if is_undefined(y):
+        _nonlinear("div", "the denominator depends on the input")
+    return b.div(ct, b.conj(y)), None
+
+
+pow_p = Primitive(
+    "pow",
+    convention="d/dx x^y = y x^(y-1), taken as 0 where y == 0; d/dy x^y = log(x) x^y, "
+    "taken as 0 where x == 0",
+)
+pow_p.def_abstract_eval(_binary_aval("pow", inexact=True))
+pow_p.def_impl(lambda xp, x, y: xp.pow(x, y))
+
+
+@pow_p.def_jvp
+def _pow_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = b.pow(x, y)
+    t = Zero(ShapedArray(x.shape, x.dtype))
+    if type(tx) is not Zero:
+        cx = b.mul(y, b.pow(x, b.sub(y, 1)))
+        t = b.add(t, b.mul(tx, b.select(b.eq(y, 0), b.zeros_like(cx), cx)))
+    if type(ty) is not Zero:
+        is0 = b.eq(x, 0)
+        logx = b.log(b.select(is0, b.ones_like(x), x))
+        t = b.add(t, b.mul(ty, b.mul(logx, out)))
+    return out, t
+
+
+pow_scalar_p = Primitive("pow_scalar", convention="x^p with a static exponent p; x^0 = 1")
+
+
+@pow_scalar_p.def_abstract_eval
+def _pow_scalar_aval(x, *, exponent):
+    if x.dtype.kind == "b":
+        raise DTypeError("pow_scalar: bool operand.")
+    if not is_inexact(x.dtype) and not (float(exponent).is_integer() and exponent >= 0):
+        raise DTypeError(
+            f"pow_scalar: integer operand {x} with exponent {exponent}; only non-negative integer "
+            f"powers keep integer dtype. Convert with .astype(tenferro.float64)."
+        )
+    return x
+
+
+pow_scalar_p.def_impl(lambda xp, x, *, exponent: x**exponent)
+
+
+@pow_scalar_p.def_jvp
+def _pow_scalar_jvp(b, primals, tangents, *, exponent):
+    (x,), (t,) = primals, tangents
+    out = b.pow_scalar(x, exponent)
+    if exponent == 0 or type(t) is Zero:
+        return out, Zero(ShapedArray(x.shape, x.dtype))
+    if exponent == 1:
+        return out, t
+    e1 = exponent - 1
+    e1 = int(e1) if float(e1).is_integer() else e1
+    return out, b.mul(t, b.mul(b.pow_scalar(x, e1), exponent))
+
+
+atan2_p = Primitive("atan2", convention="gradient 0 at the origin")
+atan2_p.def_abstract_eval(_binary_aval("atan2", inexact=True, real=True))
+atan2_p.def_impl(lambda xp, y, x: xp.atan2(y, x))
+
+
+@atan2_p.def_jvp
+def _atan2_jvp(b, primals, tangents):
+    (y, x), (ty, tx) = primals, tangents
+    out = b.atan2(y, x)
+    r2 = b.add(b.mul(x, x), b.mul(y, y))
+    is0 = b.eq(r2, 0)
+    inv = b.select(is0, b.zeros_like(r2), b.reciprocal(b.select(is0, b.ones_like(r2), r2)))
+    t = b.add(b.mul(ty, b.mul(x, inv)), b.mul(tx, b.neg(b.mul(y, inv))))
+    return out, t
+
+
+def _tie_weight(b, x, y, win):
+    """Weight of ``x`` in max/min: 1 where it strictly wins, 1/2 at ties, else 0."""
+    half = b.full_like(x, 0.5)
+    return b.select(win, b.ones_like(x), b.select(b.eq(x, y), half, b.zeros_like(x)))
+
+
+def _minmax(name, xp_name, cmp):
+    p = Primitive(name, convention="at ties the gradient is split 50/50 between the operands")
+    p.def_abstract_eval(_binary_aval(name, real=True))
+    p.def_impl(lambda xp, x, y: getattr(xp, xp_name)(x, y))
+
+    def jvp(b, primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        out = b.bind(p, x, y)
+        if not is_inexact(x.dtype):
+            return out, Zero(ShapedArray(x.shape, x.dtype))
+        wx = _tie_weight(b, x, y, getattr(b, cmp)(x, y))
+        wy = b.sub(1, wx)
+        return out, b.add(b.mul(tx, wx), b.mul(ty, wy))
+
+    p.def_jvp(jvp)
+    return p
+
+
+maximum_p = _minmax("maximum", "maximum", "gt")
+minimum_p = _minmax("minimum", "minimum", "lt")
+
+clamp_p = Primitive(
+    "clamp",
+    convention="x gets the gradient strictly inside (lo, hi); lo where x <= lo, hi where "
+    "x >= hi (lo wins if lo >= hi)",
+)
+
+
+@clamp_p.def_abstract_eval
+def _clamp_aval(x, lo, hi):
+    a = same_shape_and_dtype("clamp", x, lo, hi)
+    require_real("clamp", a)
+    return a
+
+
+clamp_p.def_impl(lambda xp, x, lo, hi: xp.minimum(xp.maximum(x, lo), hi))
+
+
+@clamp_p.def_jvp
+def _clamp_jvp(b, primals, tangents):
+    (x, lo, hi), (tx, tlo, thi) = primals, tangents
+    out = b.clamp(x, lo, hi)
+    if not is_inexact(x.dtype):
+        return out, Zero(ShapedArray(x.shape, x.dtype))
+    below = b.le(x, lo)
+    above = b.logical_and(b.ge(x, hi), b.logical_not(below))
+    inside = b.logical_not(b.logical_or(below, above))
+    t = b.add(b.where_or_zero(inside, tx), b.where_or_zero(below, tlo))
+    return out, b.add(t, b.where_or_zero(above, thi))
+
+
+# ------------------------------------------------------------------------ select
+select_p = Primitive("select")
+
+
+@select_p.def_abstract_eval
+def _select_aval(pred, x, y):
+    require_bool("select", pred)
+    if pred.shape != x.shape:
+        raise ShapeError(
+            f"select: predicate shape {pred.shape} differs from operand shape {x.shape}; "
+            f"use tenferro.where, which broadcasts."
+        )
+    return same_shape_and_dtype("select", x, y)
+
+
+select_p.def_impl(lambda xp, pred, x, y: xp.where(pred, x, y))
+
+
+@select_p.def_jvp
+def _select_jvp(b, primals, tangents):
+    (pred, x, y), (_, tx, ty) = primals, tangents
+    return b.select(pred, x, y), b.select(pred, tx, ty)
+
+
+@select_p.def_transpose
+def _select_transpose(b, ct, pred, x, y):
+    if is_undefined(pred):
+        _nonlinear("select", "the predicate depends on the input")
+    z = b.zeros_like(ct)
+    cx = b.select(pred, ct, z) if is_undefined(x) else None
+    cy = b.select(pred, z, ct) if is_undefined(y) else None
+    return None, cx, cy
+
+
+# --------------------------------------------------------- comparisons and logic
+def _bool_out(op, n_in, *, ordered=False, logical=False, any_dtype=False):
+    def aval(*xs):
+        a = same_shape_and_dtype(op, *xs) if n_in > 1 else xs[0]
+        if logical:
+            require_bool(op, a)
+        elif ordered:
+            require_real(op, a)
+        return ShapedArray(a.shape, bool_)
+
+    return aval
+
+
+def _no_grad_jvp(p):
+    def jvp(b, primals, tangents, **params):
+        out = b.bind(p, *primals, **params)
+        return out, Zero(ShapedArray(out.shape, out.dtype))
+
+    return jvp
+
+
+def _boolean(name, n_in, impl, **kw):
+    p = Primitive(name, differentiable=False, convention="boolean output: no gradient")
+    p.def_abstract_eval(_bool_out(name, n_in, **kw))
+    p.def_impl(impl)
+    p.def_jvp(_no_grad_jvp(p))
+    return p
+
+
+eq_p = _boolean("eq", 2, lambda xp, x, y: x == y)
+ne_p = _boolean("ne", 2, lambda xp, x, y: x != y)
+lt_p = _boolean("lt", 2, lambda xp, x, y: x < y, ordered=True)
+le_p = _boolean("le", 2, lambda xp, x, y: x <= y, ordered=True)
+gt_p = _boolean("gt", 2, lambda xp, x, y: x > y, ordered=True)
+ge_p = _boolean("ge", 2, lambda xp, x, y: x >= y, ordered=True)
+logical_and_p = _boolean("logical_and", 2, lambda xp, x, y: xp.logical_and(x, y), logical=True)
+logical_or_p = _boolean("logical_or", 2, lambda xp, x, y: xp.logical_or(x, y), logical=True)
+logical_not_p = _boolean("logical_not", 1, lambda xp, x: xp.logical_not(x), logical=True)
+isfinite_p = _boolean("isfinite", 1, lambda xp, x: xp.isfinite(x))
+isnan_p = _boolean("isnan", 1, lambda xp, x: xp.isnan(x))
+
+
+# ------------------------------------------------------------ convert_element_type
+convert_element_type_p = Primitive(
+    "convert_element_type",
+    convention="complex -> real keeps the real part; integer/bool targets carry no gradient",
+)
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_aval(x, *, new_dtype):
+    return ShapedArray(x.shape, new_dtype)
+
+
+@convert_element_type_p.def_impl
+def _convert_impl(xp, x, *, new_dtype):
+    if new_dtype.kind != "c" and xp.isdtype(x.dtype, "complex floating"):
+        x = xp.real(x)
+    return xp.astype(x, new_dtype)
+
+
+@convert_element_type_p.def_jvp
+def _convert_jvp(b, primals, tangents, *, new_dtype):
+    (x,), (t,) = primals, tangents
+    out = b.convert(x, new_dtype)
+    if type(t) is Zero or not (is_inexact(x.dtype) and is_inexact(new_dtype)):
+        return out, Zero(ShapedArray(x.shape, new_dtype))
+    return out, b.convert(t, new_dtype)
+
+
+@convert_element_type_p.def_transpose
+def _convert_transpose(b, ct, x, *, new_dtype):
+    if not (is_inexact(x.dtype) and is_inexact(new_dtype)):
+        return (Zero(x.aval),)
+    return (b.convert(ct, x.dtype),)
+
+
+
+# ---------------------------------------------------------- identity-like operations
+copy_p = Primitive("copy")
+copy_p.__doc__ = "A fresh copy of the operand (identity as a function)."
+copy_p.def_abstract_eval(lambda x: x)
+copy_p.def_impl(lambda xp, x: xp.asarray(x, copy=True))
+copy_p.def_jvp(lambda b, p, t: (b.bind(copy_p, p[0]), t[0]))
+copy_p.def_transpose(lambda b, ct, x: (ct,))
+
+stop_gradient_p = Primitive(
+    "stop_gradient", differentiable=False, convention="identity whose derivative is zero"
+)
+stop_gradient_p.def_abstract_eval(lambda x: x)
+stop_gradient_p.def_impl(lambda xp, x: x)
+stop_gradient_p.def_jvp(
+    lambda b, p, t: (b.bind(stop_gradient_p, p[0]), Zero(ShapedArray(p[0].shape, p[0].dtype)))
+)
+
+device_put_p = Primitive(
+    "device_put", out_device=lambda params: params["device"],
+    convention="a transfer between devices; its transpose transfers the cotangent back",
+)
+device_put_p.def_abstract_eval(lambda x, *, device, src: x)
+device_put_p.def_impl(lambda xp, x, *, device, src: xp.transfer(x, device))
+device_put_p.def_jvp(
+    lambda b, p, t, *, device, src: (
+        b.bind(device_put_p, p[0], device=device, src=src),
+        t[0] if type(t[0]) is Zero else b.bind(device_put_p, t[0], device=device, src=src),
+    )
+)
+device_put_p.def_transpose(
+    lambda b, ct, x, *, device, src: (b.bind(device_put_p, ct, device=src, src=device),)
+)
+
+
+# Elementwise primitives trust the user-facing layer, which has already broadcast and
+# promoted their operands; eager mode skips their abstract_eval (TENFERRO_CHECK=1 does not).
+for _p in [v for v in list(globals().values()) if isinstance(v, Primitive)]:
+    if _p is not device_put_p:
+        _p.validate_eager = False
+del _p

@@ -1,0 +1,367 @@
+"""Structural primitives: reshape, transpose, broadcast_in_dim, slice, pad, concatenate, flip,
+diagonal / diag_embed and tril / triu. All are linear; their transposes are each other."""
+
+from __future__ import annotations
+
+from ..core import Primitive, ShapedArray, is_undefined
+from ..errors import DTypeError, ShapeError
+from ._checks import check_axes
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# ------------------------------------------------------------------------ reshape
+reshape_p = Primitive("reshape")
+
+
+@reshape_p.def_abstract_eval
+def _reshape_aval(x, *, new_sizes):
+    if any(not isinstance(d, int) or d < 0 for d in new_sizes) or _prod(new_sizes) != _prod(
+        x.shape
+    ):
+        raise ShapeError(
+            f"reshape: cannot reshape {x} (size {_prod(x.shape)}) into shape {tuple(new_sizes)} "
+            f"(size {_prod(new_sizes)}); the number of elements must match."
+        )
+    return ShapedArray(new_sizes, x.dtype)
+
+
+reshape_p.def_impl(lambda xp, x, *, new_sizes: xp.reshape(x, new_sizes))
+reshape_p.def_jvp(
+    lambda b, p, t, *, new_sizes: (b.reshape(p[0], new_sizes), b.reshape(t[0], new_sizes))
+)
+reshape_p.def_transpose(lambda b, ct, x, *, new_sizes: (b.reshape(ct, x.shape),))
+
+
+# ---------------------------------------------------------------------- transpose
+transpose_p = Primitive("transpose")
+
+
+@transpose_p.def_abstract_eval
+def _transpose_aval(x, *, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ShapeError(
+            f"transpose: {tuple(permutation)} is not a permutation of the {x.ndim} axes of {x}."
+        )
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype)
+
+
+def inverse_permutation(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+transpose_p.def_impl(lambda xp, x, *, permutation: xp.permute_dims(x, permutation))
+transpose_p.def_jvp(
+    lambda b, p, t, *, permutation: (b.transpose(p[0], permutation), b.transpose(t[0], permutation))
+)
+transpose_p.def_transpose(
+    lambda b, ct, x, *, permutation: (b.transpose(ct, inverse_permutation(permutation)),)
+)
+
+
+# --------------------------------------------------------------- broadcast_in_dim
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+@broadcast_in_dim_p.def_abstract_eval
+def _bid_aval(x, *, shape, broadcast_dimensions):
+    bd = broadcast_dimensions
+    ok = len(bd) == x.ndim and all(0 <= d < len(shape) for d in bd)
+    ok = ok and all(bd[i] < bd[i + 1] for i in range(len(bd) - 1))
+    ok = ok and all(x.shape[i] in (1, shape[d]) for i, d in enumerate(bd))
+    if not ok:
+        raise ShapeError(
+            f"broadcast_in_dim: cannot broadcast {x} to shape {tuple(shape)} with operand axes "
+            f"mapped to {tuple(bd)}; each operand axis must be 1 or match its target axis."
+        )
+    return ShapedArray(shape, x.dtype)
+
+
+@broadcast_in_dim_p.def_impl
+def _bid_impl(xp, x, *, shape, broadcast_dimensions):
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = x.shape[i]
+    return xp.broadcast_to(xp.reshape(x, tuple(expanded)), shape)
+
+
+broadcast_in_dim_p.def_jvp(
+    lambda b, p, t, *, shape, broadcast_dimensions: (
+        b.broadcast_in_dim(p[0], shape, broadcast_dimensions),
+        b.broadcast_in_dim(t[0], shape, broadcast_dimensions),
+    )
+)
+
+
+@broadcast_in_dim_p.def_transpose
+def _bid_transpose(b, ct, x, *, shape, broadcast_dimensions):
+    bd = broadcast_dimensions
+    summed = [d for d in range(len(shape)) if d not in bd]
+    summed += [d for i, d in enumerate(bd) if x.shape[i] == 1 and shape[d] != 1]
+    return (b.reshape(b.reduce_sum(ct, tuple(sorted(summed))), x.shape),)
+
+
+# -------------------------------------------------------------------------- slice
+slice_p = Primitive("slice")
+
+
+def _slice_len(start, limit, stride):
+    return max(0, (limit - start + stride - 1) // stride)
+
+
+@slice_p.def_abstract_eval
+def _slice_aval(x, *, start_indices, limit_indices, strides):
+    n = x.ndim
+    if not (len(start_indices) == len(limit_indices) == len(strides) == n):
+        raise ShapeError(
+            f"slice: need {n} start/limit/stride entries for {x}, got "
+            f"{start_indices}, {limit_indices}, {strides}."
+        )
+    for ax, (s, lim, st, d) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
+        if not (0 <= s <= lim <= d) or st < 1:
+            raise ShapeError(
+                f"slice: axis {ax} of {x}: need 0 <= start ({s}) <= limit ({lim}) <= {d} and "
+                f"stride ({st}) >= 1."
+            )
+    out = tuple(_slice_len(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))
+    return ShapedArray(out, x.dtype)
+
+
+slice_p.def_impl(
+    lambda xp, x, *, start_indices, limit_indices, strides: x[
+        tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))
+    ]
+)
+slice_p.def_jvp(
+    lambda b, p, t, **kw: (
+        b.slice(p[0], kw["start_indices"], kw["limit_indices"], kw["strides"]),
+        b.slice(t[0], kw["start_indices"], kw["limit_indices"], kw["strides"]),
+    )
+)
+
+
+@slice_p.def_transpose
+def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides):
+    cfg = []
+    for s, n_out, st, d in zip(start_indices, ct.shape, strides, x.shape):
+        used = s + (n_out - 1) * st + 1 if n_out else s
+        cfg.append((s, d - used, st - 1))
+    return (b.pad(ct, 0, tuple(cfg)),)
+
+
+# ---------------------------------------------------------------------------- pad
+pad_p = Primitive("pad")
+
+
+def _padded_len(n, lo, hi, interior):
+    return lo + hi + n + max(n - 1, 0) * interior
+
+
+@pad_p.def_abstract_eval
+def _pad_aval(x, padding_value, *, padding_config):
+    if padding_value.shape != () or padding_value.dtype != x.dtype:
+        raise ShapeError(
+            f"pad: padding value must be a scalar of the operand dtype; got {padding_value} "
+            f"for operand {x}."
+        )
+    if len(padding_config) != x.ndim or any(min(c) < 0 for c in padding_config):
+        raise ShapeError(
+            f"pad: need one non-negative (low, high, interior) triple per axis of {x}; got "
+            f"{padding_config}. Use slicing to crop."
+        )
+    return ShapedArray(
+        tuple(_padded_len(n, *c) for n, c in zip(x.shape, padding_config)), x.dtype
+    )
+
+
+def _pad_window(x_shape, padding_config):
+    return tuple(
+        slice(lo, lo + max(n - 1, 0) * (i + 1) + 1 if n else lo, i + 1)
+        for n, (lo, hi, i) in zip(x_shape, padding_config)
+    )
+
+
+@pad_p.def_impl
+def _pad_impl(xp, x, padding_value, *, padding_config):
+    shape = tuple(_padded_len(n, *c) for n, c in zip(x.shape, padding_config))
+    out = xp.zeros(shape, dtype=x.dtype) + padding_value
+    out[_pad_window(x.shape, padding_config)] = x
+    return out
+
+
+pad_p.def_jvp(
+    lambda b, p, t, *, padding_config: (
+        b.pad(p[0], p[1], padding_config),
+        b.pad(t[0], t[1], padding_config),
+    )
+)
+
+
+@pad_p.def_transpose
+def _pad_transpose(b, ct, x, padding_value, *, padding_config):
+    n = x.shape
+    starts = tuple(lo for lo, _, _ in padding_config)
+    limits = tuple(
+        lo + max(d - 1, 0) * (i + 1) + 1 if d else lo for d, (lo, _, i) in zip(n, padding_config)
+    )
+    strides = tuple(i + 1 for _, _, i in padding_config)
+    ct_x = b.slice(ct, starts, limits, strides)
+    ct_pv = None
+    if is_undefined(padding_value):
+        ct_pv = b.sub(b.sum_all(ct), b.sum_all(ct_x))
+    return (ct_x if is_undefined(x) else None), ct_pv
+
+
+# -------------------------------------------------------------------- concatenate
+concatenate_p = Primitive("concatenate")
+
+
+@concatenate_p.def_abstract_eval
+def _concat_aval(*xs, dimension):
+    x0 = xs[0]
+    if not 0 <= dimension < max(x0.ndim, 1):
+        raise ShapeError(f"concatenate: axis {dimension} out of range for {x0}.")
+    for x in xs[1:]:
+        if x.dtype != x0.dtype:
+            raise DTypeError(
+                f"concatenate: operand dtypes differ ({', '.join(map(str, xs))}); use "
+                f"tenferro.concatenate (which promotes) or .astype first."
+            )
+        if x.ndim != x0.ndim or any(
+            a != c for i, (a, c) in enumerate(zip(x.shape, x0.shape)) if i != dimension
+        ):
+            raise ShapeError(
+                f"concatenate: shapes {', '.join(map(str, xs))} differ outside axis {dimension}."
+            )
+    shape = list(x0.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, x0.dtype)
+
+
+concatenate_p.def_impl(lambda xp, *xs, dimension: xp.concat(xs, axis=dimension))
+concatenate_p.def_jvp(
+    lambda b, p, t, *, dimension: (
+        b.concatenate(p, dimension),
+        b.concatenate(t, dimension),
+    )
+)
+
+
+@concatenate_p.def_transpose
+def _concat_transpose(b, ct, *xs, dimension):
+    out, offset = [], 0
+    for x in xs:
+        n = x.shape[dimension]
+        if is_undefined(x):
+            start = [0] * ct.ndim
+            limit = list(ct.shape)
+            start[dimension], limit[dimension] = offset, offset + n
+            out.append(b.slice(ct, start, limit))
+        else:
+            out.append(None)
+        offset += n
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- flip
+flip_p = Primitive("flip")
+
+
+@flip_p.def_abstract_eval
+def _flip_aval(x, *, axes):
+    check_axes("flip", axes, x.ndim)
+    return x
+
+
+flip_p.def_impl(lambda xp, x, *, axes: xp.flip(x, axis=axes))
+flip_p.def_jvp(lambda b, p, t, *, axes: (b.flip(p[0], axes), b.flip(t[0], axes)))
+flip_p.def_transpose(lambda b, ct, x, *, axes: (b.flip(ct, axes),))
+
+
+# ------------------------------------------------------ diagonal and its embedding
+diagonal_p = Primitive("diagonal")
+diagonal_p.__doc__ = "The ``offset`` diagonal of the last two axes, appended as the last axis."
+
+
+def diag_len(m, n, offset):
+    return max(0, min(m, n - offset)) if offset >= 0 else max(0, min(m + offset, n))
+
+
+@diagonal_p.def_abstract_eval
+def _diagonal_aval(x, *, offset):
+    if x.ndim < 2:
+        raise ShapeError(f"diagonal: need an operand of rank >= 2, got {x}.")
+    m, n = x.shape[-2:]
+    return ShapedArray(x.shape[:-2] + (diag_len(m, n, offset),), x.dtype)
+
+
+diagonal_p.def_impl(lambda xp, x, *, offset: xp.linalg.diagonal(x, offset=offset))
+diagonal_p.def_jvp(
+    lambda b, p, t, *, offset: (b.diagonal(p[0], offset), b.diagonal(t[0], offset))
+)
+diagonal_p.def_transpose(
+    lambda b, ct, x, *, offset: (b.diag_embed(ct, offset, tuple(x.shape[-2:])),)
+)
+
+diag_embed_p = Primitive("diag_embed")
+diag_embed_p.__doc__ = "Place the last axis on the ``offset`` diagonal of (..., m, n) zeros."
+
+
+@diag_embed_p.def_abstract_eval
+def _diag_embed_aval(x, *, offset, dims):
+    m, n = dims
+    if x.ndim < 1 or x.shape[-1] != diag_len(m, n, offset):
+        raise ShapeError(
+            f"diag_embed: operand {x} does not fill diagonal {offset} of a {m}x{n} matrix "
+            f"(length {diag_len(m, n, offset)})."
+        )
+    return ShapedArray(x.shape[:-1] + (m, n), x.dtype)
+
+
+@diag_embed_p.def_impl
+def _diag_embed_impl(xp, x, *, offset, dims):
+    m, n = dims
+    L = x.shape[-1]
+    r0 = max(0, -offset)
+    col = xp.zeros(x.shape[:-1] + (m,), dtype=x.dtype)
+    col[..., r0 : r0 + L] = x
+    i = xp.reshape(xp.arange(m), (m, 1))
+    j = xp.reshape(xp.arange(n), (1, n))
+    mask = (i + offset) == j
+    return xp.where(mask, col[..., :, None], xp.zeros((), dtype=x.dtype))
+
+
+diag_embed_p.def_jvp(
+    lambda b, p, t, *, offset, dims: (
+        b.diag_embed(p[0], offset, dims),
+        b.diag_embed(t[0], offset, dims),
+    )
+)
+diag_embed_p.def_transpose(lambda b, ct, x, *, offset, dims: (b.diagonal(ct, offset),))
+
+
+def _tri(name, fn):
+    p = Primitive(name)
+
+    @p.def_abstract_eval
+    def aval(x, *, k):
+        if x.ndim < 2:
+            raise ShapeError(f"{name}: need an operand of rank >= 2, got {x}.")
+        return x
+
+    p.def_impl(lambda xp, x, *, k: getattr(xp, fn)(x, k=k))
+    p.def_jvp(lambda b, pr, t, *, k: (getattr(b, fn)(pr[0], k), getattr(b, fn)(t[0], k)))
+    p.def_transpose(lambda b, ct, x, *, k: (getattr(b, fn)(ct, k),))
+    return p
+
+
+tril_p = _tri("tril", "tril")
+triu_p = _tri("triu", "triu")

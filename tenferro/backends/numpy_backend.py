@@ -1,0 +1,36 @@
+"""The NumPy/SciPy backend (the default ``"cpu"`` device)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import Backend
+from .namespace import Namespace, copy_public
+
+
+def _constant(shape, value, dtype):
+    # A broadcast view of a 0-d array: no allocation however large ``shape`` is.
+    return np.broadcast_to(np.asarray(value, dtype=dtype), shape)
+
+
+def _scatter_add(operand, indices, updates, axis):
+    out = np.array(operand, copy=True)
+    np.add.at(out, (slice(None),) * axis + (indices,), updates)
+    return out
+
+
+def _to_numpy(arr):
+    return np.asarray(arr)
+
+
+def make_backend() -> Backend:
+    ns = Namespace()
+    copy_public(ns, np)
+    ns.linalg = np.linalg
+    ns.constant = _constant
+    ns.scatter_add = _scatter_add
+    ns.np_dtype = lambda d: d
+    ns.to_numpy = _to_numpy
+    ns.is_native = lambda a: isinstance(a, np.ndarray)
+    ns.asarray = np.asarray
+    return Backend("numpy", "cpu", ns)

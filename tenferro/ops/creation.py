@@ -1,0 +1,176 @@
+"""Creating tensors: from data, constants, ranges, identity matrices, random numbers."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from chainrules import primitives as P
+
+from ..backends import backend_of_array, get_backend
+from ..core.dispatch import bind, state
+from ..core.eager import EagerTensor, _wrap
+from ..core.tensor import Tensor
+from ..errors import DTypeError
+
+float64 = np.dtype("float64")
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> EagerTensor:
+    """A new eager tensor holding a copy of ``data`` (array-like, scalar, or tensor)."""
+    if isinstance(data, Tensor):
+        data = np.asarray(data)
+    backend = get_backend(device if device is not None else state.default_device)
+    arr = np.array(data, dtype=None if dtype is None else np.dtype(dtype), copy=True)
+    if arr.dtype == object:
+        raise DTypeError("tensor: data is ragged or not numeric; give a rectangular array.")
+    t = _wrap(backend.asarray(arr), backend)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def asarray(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but tensors pass through and NumPy arrays are not copied if possible."""
+    if isinstance(data, Tensor):
+        from ._base import astype
+
+        out = data if dtype is None else astype(data, dtype)
+        if device is not None and getattr(out, "device", None) != str(device):
+            from .misc import to_device
+
+            out = to_device(out, device)
+        return out
+    backend = get_backend(device) if device is not None else (
+        backend_of_array(data) or get_backend(state.default_device)
+    )
+    return _wrap(backend.asarray(data, dtype=None if dtype is None else np.dtype(dtype)), backend)
+
+
+def full(shape, fill_value, dtype=None, device=None) -> Tensor:
+    if dtype is None:
+        dtype = np.result_type(fill_value) if not isinstance(fill_value, float) else float64
+        if isinstance(fill_value, bool):
+            dtype = np.dtype(bool)
+        elif isinstance(fill_value, int):
+            dtype = np.dtype(np.int64)
+        elif isinstance(fill_value, complex):
+            dtype = np.dtype(np.complex128)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    return bind(P.full_p, shape=shape, value=fill_value, dtype=np.dtype(dtype), device=device)
+
+
+def zeros(shape, dtype=float64, device=None) -> Tensor:
+    return full(shape, 0, dtype, device)
+
+
+def ones(shape, dtype=float64, device=None) -> Tensor:
+    return full(shape, 1, dtype, device)
+
+
+def full_like(x, fill_value, dtype=None) -> Tensor:
+    x = x if isinstance(x, Tensor) else asarray(x)
+    return full(x.shape, fill_value, x.dtype if dtype is None else dtype, x.device)
+
+
+def zeros_like(x, dtype=None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x, dtype=None) -> Tensor:
+    return full_like(x, 1, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    if stop is None:
+        start, stop = 0, start
+    n = max(0, int(np.ceil((stop - start) / step)))
+    if dtype is None:
+        dtype = np.result_type(start, stop, step)
+        dtype = np.dtype(np.int64) if dtype.kind in "iu" else float64
+    dtype = np.dtype(dtype)
+    i = bind(P.iota_p, shape=(n,), dimension=0, dtype=dtype, device=device)
+    if step != 1:
+        i = i * step
+    if start != 0:
+        i = i + start
+    return i
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=float64, device=None) -> Tensor:
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    i = bind(P.iota_p, shape=(num,), dimension=0, dtype=np.dtype(dtype), device=device)
+    return i * step + start
+
+
+def eye(n, m=None, k=0, dtype=float64, device=None) -> Tensor:
+    m = n if m is None else m
+    i = bind(P.iota_p, shape=(n, m), dimension=0, dtype=np.dtype(np.int64), device=device)
+    j = bind(P.iota_p, shape=(n, m), dimension=1, dtype=np.dtype(np.int64), device=device)
+    from ._base import astype
+
+    return astype((i + k) == j, dtype)
+
+
+# ------------------------------------------------------------------ random numbers
+class _RNG(threading.local):
+    def __init__(self):
+        self.gen = np.random.default_rng()
+
+
+_rng = _RNG()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed this thread's generator (used by ``randn``/``rand``/``normal``/``uniform``)."""
+    _rng.gen = np.random.default_rng(seed)
+
+
+def get_rng_state():
+    """The generator state; ``set_rng_state`` restores it (checkpointing replays with it)."""
+    return _rng.gen.bit_generator.state
+
+
+def set_rng_state(st) -> None:
+    _rng.gen.bit_generator.state = st
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+def _from_host(arr, dtype, device):
+    backend = get_backend(device if device is not None else state.default_device)
+    return _wrap(backend.asarray(arr.astype(np.dtype(dtype), copy=False)), backend)
+
+
+def randn(*shape, dtype=float64, device=None) -> EagerTensor:
+    """Standard normal samples (complex dtypes: unit variance, independent real/imag parts)."""
+    shape = _shape_args(shape)
+    dt = np.dtype(dtype)
+    g = _rng.gen
+    if dt.kind == "c":
+        arr = (g.standard_normal(shape) + 1j * g.standard_normal(shape)) / np.sqrt(2)
+    else:
+        arr = g.standard_normal(shape)
+    return _from_host(arr, dt, device)
+
+
+def rand(*shape, dtype=float64, device=None) -> EagerTensor:
+    """Uniform samples in [0, 1)."""
+    return _from_host(_rng.gen.random(_shape_args(shape)), dtype, device)
+
+
+def normal(mean=0.0, std=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
+    return _from_host(_rng.gen.normal(mean, std, size), dtype, device)
+
+
+def uniform(low=0.0, high=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
+    return _from_host(_rng.gen.uniform(low, high, size), dtype, device)
+
+
+_ = EagerTensor

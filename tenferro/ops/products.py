@@ -1,0 +1,120 @@
+"""Matrix and tensor products built on ``dot_general``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chainrules import primitives as P
+
+from ..core.dispatch import bind
+from ..core.tensor import Tensor
+from ..errors import ShapeError
+from ._base import broadcast_shapes, broadcast_to, normalize_axis, operands, tensor_of
+from .elementwise import conj
+from .shape import reshape
+
+
+def _promote2(op, a, b):
+    a, b = tensor_of(a), tensor_of(b)
+    if a.dtype != b.dtype:
+        dt = np.result_type(a.dtype, b.dtype)
+        from ._base import astype
+
+        a, b = astype(a, dt), astype(b, dt)
+    if a.dtype.kind == "b":
+        from ._base import astype
+
+        a, b = astype(a, np.int64), astype(b, np.int64)
+    return a, b
+
+
+def matmul(a, b) -> Tensor:
+    """NumPy ``matmul``: matrix products over the last two axes, broadcasting batch axes."""
+    a, b = _promote2("matmul", a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError("matmul: operands must have at least one axis (use * for scalars).")
+    va, vb = a.ndim == 1, b.ndim == 1
+    if va:
+        a = reshape(a, (1,) + a.shape)
+    if vb:
+        b = reshape(b, b.shape + (1,))
+    if a.shape[-1] != b.shape[-2]:
+        raise ShapeError(
+            f"matmul: inner dimensions differ: {a.shape} @ {b.shape} "
+            f"({a.shape[-1]} vs {b.shape[-2]})."
+        )
+    batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    a = broadcast_to(a, batch + a.shape[-2:])
+    b = broadcast_to(b, batch + b.shape[-2:])
+    nb = len(batch)
+    bd = tuple(range(nb))
+    out = bind(P.dot_general_p, a, b, dimension_numbers=(((nb + 1,), (nb,)), (bd, bd)))
+    if va:
+        out = reshape(out, out.shape[:-2] + out.shape[-1:])
+    if vb:
+        out = reshape(out, out.shape[:-1])
+    return out
+
+
+def tensordot(a, b, axes=2) -> Tensor:
+    """Contract ``axes`` of ``a`` with ``axes`` of ``b`` (NumPy conventions)."""
+    a, b = _promote2("tensordot", a, b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n > a.ndim or n > b.ndim:
+            raise ShapeError(f"tensordot: cannot contract {n} axes of shapes {a.shape}, {b.shape}.")
+        la, lb = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
+    else:
+        la, lb = axes
+        la = (la,) if isinstance(la, (int, np.integer)) else tuple(la)
+        lb = (lb,) if isinstance(lb, (int, np.integer)) else tuple(lb)
+        if len(la) != len(lb):
+            raise ShapeError(f"tensordot: axes {axes} pair {len(la)} with {len(lb)} axes.")
+        la = tuple(normalize_axis("tensordot", x, a.ndim) for x in la)
+        lb = tuple(normalize_axis("tensordot", x, b.ndim) for x in lb)
+    for x, y in zip(la, lb):
+        if a.shape[x] != b.shape[y]:
+            raise ShapeError(
+                f"tensordot: axis {x} of a (size {a.shape[x]}) does not match axis {y} of b "
+                f"(size {b.shape[y]}); shapes {a.shape} and {b.shape}."
+            )
+    return bind(P.dot_general_p, a, b, dimension_numbers=((la, lb), ((), ())))
+
+
+def dot(a, b) -> Tensor:
+    """NumPy ``dot``."""
+    a, b = tensor_of(a), tensor_of(b)
+    if a.ndim == 0 or b.ndim == 0:
+        a, b = operands("dot", a, b)
+        return a * b
+    return tensordot(a, b, ((a.ndim - 1,), (max(b.ndim - 2, 0),)))
+
+
+def vdot(a, b) -> Tensor:
+    """sum(conj(a) * b) over flattened inputs."""
+    a, b = tensor_of(a), tensor_of(b)
+    return tensordot(conj(reshape(a, (-1,))), reshape(b, (-1,)), 1)
+
+
+def inner(a, b) -> Tensor:
+    a, b = tensor_of(a), tensor_of(b)
+    return tensordot(a, b, ((a.ndim - 1,), (b.ndim - 1,)))
+
+
+def outer(a, b) -> Tensor:
+    a, b = tensor_of(a), tensor_of(b)
+    return tensordot(reshape(a, (-1,)), reshape(b, (-1,)), 0)
+
+
+def kron(a, b) -> Tensor:
+    """Kronecker product of two matrices (or vectors)."""
+    a, b = tensor_of(a), tensor_of(b)
+    if a.ndim != b.ndim or a.ndim not in (1, 2):
+        raise ShapeError("kron: expects two vectors or two matrices.")
+    if a.ndim == 1:
+        return reshape(outer(a, b), (-1,))
+    (m, n), (p, q) = a.shape, b.shape
+    t = tensordot(a, b, 0)  # (m, n, p, q)
+    from .shape import transpose
+
+    return reshape(transpose(t, (0, 2, 1, 3)), (m * p, n * q))

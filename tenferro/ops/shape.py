@@ -1,0 +1,221 @@
+"""Shape manipulation: reshape, transpose, broadcasting, joins, flips, padding, diagonals."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chainrules import primitives as P
+from chainrules.primitives.shape import diag_len
+
+from ..core.dispatch import bind
+from ..core.tensor import Tensor
+from ..errors import ShapeError
+from ._base import astype, broadcast_to, normalize_axes, normalize_axis, tensor_of
+
+
+def _as_shape(shape) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def reshape(x, shape) -> Tensor:
+    """Reshape; one entry may be -1."""
+    x = tensor_of(x)
+    shape = _as_shape(shape)
+    if shape == x.shape:
+        return x
+    if shape.count(-1) > 1:
+        raise ShapeError(f"reshape: only one -1 allowed, got {shape}.")
+    if -1 in shape:
+        known = 1
+        for d in shape:
+            if d != -1:
+                known *= d
+        if known == 0 or x.size % known:
+            raise ShapeError(f"reshape: cannot reshape {x.shape} (size {x.size}) into {shape}.")
+        shape = tuple(x.size // known if d == -1 else d for d in shape)
+    return bind(P.reshape_p, x, new_sizes=shape)
+
+
+def ravel(x) -> Tensor:
+    return reshape(x, (-1,))
+
+
+def transpose(x, axes=None) -> Tensor:
+    """Permute axes (reverse them by default)."""
+    x = tensor_of(x)
+    if axes is None:
+        perm = tuple(range(x.ndim - 1, -1, -1))
+    else:
+        perm = tuple(normalize_axis("transpose", a, x.ndim) for a in axes)
+        if sorted(perm) != list(range(x.ndim)):
+            raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {x.ndim} axes.")
+    if perm == tuple(range(x.ndim)):
+        return x
+    return bind(P.transpose_p, x, permutation=perm)
+
+
+permute_dims = transpose
+
+
+def swapaxes(x, a, b) -> Tensor:
+    x = tensor_of(x)
+    a, b = normalize_axis("swapaxes", a, x.ndim), normalize_axis("swapaxes", b, x.ndim)
+    perm = list(range(x.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def moveaxis(x, source, destination) -> Tensor:
+    x = tensor_of(x)
+    src = normalize_axes("moveaxis", source, x.ndim)
+    dst = normalize_axes("moveaxis", destination, x.ndim)
+    if len(src) != len(dst):
+        raise ShapeError("moveaxis: source and destination need the same number of axes.")
+    order = [i for i in range(x.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(x, order)
+
+
+def expand_dims(x, axis) -> Tensor:
+    x = tensor_of(x)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    nd = x.ndim + len(axes)
+    axes = sorted(normalize_axis("expand_dims", a, nd) for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return reshape(x, shape)
+
+
+def squeeze(x, axis=None) -> Tensor:
+    x = tensor_of(x)
+    if axis is None:
+        axes = [i for i, d in enumerate(x.shape) if d == 1]
+    else:
+        axes = normalize_axes("squeeze", axis, x.ndim)
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ShapeError(f"squeeze: axis {a} of shape {x.shape} is not of size 1.")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+def atleast_1d(x) -> Tensor:
+    x = tensor_of(x)
+    return reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def concatenate(xs, axis=0) -> Tensor:
+    """Join along an existing axis (dtypes promote like NumPy)."""
+    xs = [tensor_of(x) for x in xs]
+    if not xs:
+        raise ShapeError("concatenate: need at least one tensor.")
+    if xs[0].ndim == 0:
+        raise ShapeError("concatenate: zero-dimensional tensors cannot be concatenated; use stack.")
+    dt = np.result_type(*[x.dtype for x in xs])
+    xs = [astype(x, dt) for x in xs]
+    ax = normalize_axis("concatenate", axis, xs[0].ndim)
+    if len(xs) == 1:
+        return xs[0]
+    return bind(P.concatenate_p, *xs, dimension=ax)
+
+
+concat = concatenate
+
+
+def stack(xs, axis=0) -> Tensor:
+    xs = [tensor_of(x) for x in xs]
+    if not xs:
+        raise ShapeError("stack: need at least one tensor.")
+    shapes = {x.shape for x in xs}
+    if len(shapes) != 1:
+        raise ShapeError(f"stack: all tensors need the same shape, got {sorted(shapes)}.")
+    ax = normalize_axis("stack", axis, xs[0].ndim + 1)
+    xs = [expand_dims(x, ax) for x in xs]
+    return xs[0] if len(xs) == 1 else concatenate(xs, ax)
+
+
+def split(x, indices_or_sections, axis=0) -> list:
+    x = tensor_of(x)
+    ax = normalize_axis("split", axis, x.ndim)
+    n = x.shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if n % k:
+            raise ShapeError(f"split: axis of size {n} does not divide into {k} equal parts.")
+        bounds = [i * (n // k) for i in range(k + 1)]
+    else:
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        out.append(slice_axis(x, ax, lo, hi))
+    return out
+
+
+def slice_axis(x, axis, start, stop, step=1) -> Tensor:
+    start_i = [0] * x.ndim
+    limit = list(x.shape)
+    strides = [1] * x.ndim
+    start_i[axis], limit[axis], strides[axis] = start, max(start, stop), step
+    return bind(
+        P.slice_p, x, start_indices=tuple(start_i), limit_indices=tuple(limit),
+        strides=tuple(strides),
+    )
+
+
+def flip(x, axis=None) -> Tensor:
+    x = tensor_of(x)
+    axes = normalize_axes("flip", axis, x.ndim)
+    return bind(P.flip_p, x, axes=tuple(sorted(axes))) if axes else x
+
+
+def pad(x, pad_width, constant_values=0) -> Tensor:
+    """Constant padding, NumPy's ``pad_width`` convention."""
+    x = tensor_of(x)
+    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    if (pw < 0).any():
+        raise ShapeError(f"pad: negative pad widths {pad_width}; slice to crop instead.")
+    cfg = tuple((int(lo), int(hi), 0) for lo, hi in pw)
+    pv = tensor_of(constant_values, like=x, dtype=x.dtype)
+    return bind(P.pad_p, x, pv, padding_config=cfg)
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1) -> Tensor:
+    """Diagonal of the (axis1, axis2) planes, appended as the last axis (NumPy semantics)."""
+    x = tensor_of(x)
+    a1 = normalize_axis("diagonal", axis1, x.ndim)
+    a2 = normalize_axis("diagonal", axis2, x.ndim)
+    if a1 == a2:
+        raise ShapeError("diagonal: axis1 and axis2 must differ.")
+    rest = [i for i in range(x.ndim) if i not in (a1, a2)]
+    return bind(P.diagonal_p, transpose(x, rest + [a1, a2]), offset=int(offset))
+
+
+def diag_embed(x, offset=0) -> Tensor:
+    """Place the last axis on diagonal ``offset`` of new square trailing matrices."""
+    x = tensor_of(x)
+    k = x.shape[-1] + abs(int(offset))
+    return bind(P.diag_embed_p, x, offset=int(offset), dims=(k, k))
+
+
+def diag(x, k=0) -> Tensor:
+    """NumPy ``diag``: build a diagonal matrix from a vector, or extract a diagonal."""
+    x = tensor_of(x)
+    if x.ndim == 1:
+        return diag_embed(x, k)
+    if x.ndim == 2:
+        return bind(P.diagonal_p, x, offset=int(k))
+    raise ShapeError(f"diag: expected a 1-D or 2-D tensor, got shape {x.shape}.")
+
+
+def tril(x, k=0) -> Tensor:
+    return bind(P.tril_p, tensor_of(x), k=int(k))
+
+
+def triu(x, k=0) -> Tensor:
+    return bind(P.triu_p, tensor_of(x), k=int(k))
+
+
+_ = (broadcast_to, diag_len)
