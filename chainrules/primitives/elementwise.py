@@ -398,8 +398,8 @@ minimum_p = _minmax("minimum", "minimum", "lt")
 
 clamp_p = Primitive(
     "clamp",
-    convention="x gets the gradient strictly inside (lo, hi); lo where x <= lo, hi where "
-    "x >= hi (lo wins if lo >= hi)",
+    convention="min(max(x, lo), hi): x gets the gradient strictly inside (lo, hi); hi where "
+    "x >= hi (and everywhere if lo >= hi, as the value is hi there); lo where x <= lo < hi",
 )
 
 
@@ -419,8 +419,8 @@ def _clamp_jvp(b, primals, tangents):
     out = b.clamp(x, lo, hi)
     if not is_inexact(x.dtype):
         return out, Zero(ShapedArray(x.shape, x.dtype))
-    below = b.le(x, lo)
-    above = b.logical_and(b.ge(x, hi), b.logical_not(below))
+    above = b.logical_or(b.ge(x, hi), b.ge(lo, hi))
+    below = b.logical_and(b.le(x, lo), b.logical_not(above))
     inside = b.logical_not(b.logical_or(below, above))
     t = b.add(b.where_or_zero(inside, tx), b.where_or_zero(below, tlo))
     return out, b.add(t, b.where_or_zero(above, thi))

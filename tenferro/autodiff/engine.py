@@ -1,22 +1,30 @@
 """The reverse-mode engine shared by the eager tape and the functional transforms.
 
-Nodes form a DAG through ``parents`` (one ``(node, output_index)`` or ``None`` per input).
-``backward_pass`` visits nodes consumers-first, asks each for its input cotangents, and
-accumulates fan-out with ``add``. *How* a node's derivative program runs is the context's
-business: ``ImplContext`` calls ``impl`` on raw arrays (fast, nothing recorded), while
-``BindContext`` binds every operation (so the backward pass is itself recorded when
-``create_graph=True``, or transformed by an outer trace).
+Nodes form a DAG through ``parents`` (one ``(node, output_index)`` or ``None`` per input) and
+carry a creation sequence number: a consumer is always created after what it consumes, so
+processing nodes by decreasing sequence number (a heap) visits every consumer first, without a
+separate topological sort. Fan-out is accumulated with ``add``.
+
+*How* a node's derivative program runs is the context's business: ``ImplContext`` calls the
+compiled ``impl`` functions on raw arrays (fast, nothing recorded), while ``BindContext``
+binds every operation, so the backward pass is itself recorded (``create_graph=True``) or
+seen by an enclosing transformation.
 """
 
 from __future__ import annotations
+
+import heapq
+import itertools
 
 from ..core import dispatch as D
 from ..errors import GradientError
 from ..ir.program import eval_program
 
+_SEQ = itertools.count()
+
 
 class Node:
-    __slots__ = ("parents", "__weakref__")
+    __slots__ = ("parents", "seq", "__weakref__")
 
 
 class LeafNode(Node):
@@ -24,8 +32,11 @@ class LeafNode(Node):
 
     __slots__ = ("ref", "aval")
 
+    n_out = 1
+
     def __init__(self, ref, aval):
         self.parents = ()
+        self.seq = next(_SEQ)
         self.ref = ref
         self.aval = aval
 
@@ -33,12 +44,14 @@ class LeafNode(Node):
 class TemplateNode(Node):
     """A primitive application: its derivative template and the values the template reads."""
 
-    __slots__ = ("tmpl", "saved")
+    __slots__ = ("tmpl", "saved", "n_out")
 
     def __init__(self, tmpl, parents, saved):
+        self.seq = next(_SEQ)
         self.tmpl = tmpl
         self.parents = parents
         self.saved = saved
+        self.n_out = len(tmpl.out_avals)
 
     def load(self, ctx) -> list:
         return self.saved
@@ -50,10 +63,14 @@ class TemplateNode(Node):
                 f"saved values were freed by the first backward). Pass retain_graph=True to the "
                 f"first backward() if you need to differentiate twice."
             )
-        prog = self.tmpl.vjp_program(tuple(c is not None for c in cts))
-        vals = [c for c in cts if c is not None]
+        if self.n_out == 1:
+            mask = self.tmpl.mask1
+            vals = [cts[0]]
+        else:
+            mask = tuple(c is not None for c in cts)
+            vals = [c for c in cts if c is not None]
         vals.extend(self.load(ctx))
-        return ctx.run(prog, vals)
+        return ctx.apply_vjp(self, mask, vals)
 
     def release(self):
         self.saved = None
@@ -61,28 +78,18 @@ class TemplateNode(Node):
 
 def toposort(roots) -> list[Node]:
     """All nodes reachable from ``roots``, every consumer before what it consumes."""
-    seen = set()
-    post = []
-    for root in roots:
-        if id(root) in seen:
+    seen = {}
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
             continue
-        seen.add(id(root))
-        stack = [(root, iter(root.parents))]
-        while stack:
-            node, it = stack[-1]
-            for p in it:
-                if p is not None and id(p[0]) not in seen:
-                    seen.add(id(p[0]))
-                    stack.append((p[0], iter(p[0].parents)))
-                    break
-            else:
-                stack.pop()
-                post.append(node)
-    post.reverse()
-    return post
+        seen[id(n)] = n
+        stack.extend(p[0] for p in n.parents if p is not None)
+    return sorted(seen.values(), key=lambda n: -n.seq)
 
 
-def backward_pass(seeds, ctx, *, retain_graph=True, nodes=None, want=None):
+def backward_pass(seeds, ctx, *, retain_graph=True, want=None):
     """Propagate cotangents from ``seeds`` = [(node, output_index, ct)].
 
     Returns ``{(id(node), index): (node, ct)}`` for every ``LeafNode`` reached, or, when
@@ -90,82 +97,67 @@ def backward_pass(seeds, ctx, *, retain_graph=True, nodes=None, want=None):
     only the part of the graph leading to them is differentiated). Unless ``retain_graph``,
     every visited node frees its saved values.
     """
-    order = toposort([s[0] for s in seeds]) if nodes is None else nodes
     needed = None
     if want is not None:
         want_nodes = {k[0] for k in want}
         needed = set()
-        for node in reversed(order):  # producers first
+        for node in reversed(toposort([s[0] for s in seeds])):  # producers first
             if id(node) in want_nodes or any(
                 p is not None and id(p[0]) in needed for p in node.parents
             ):
                 needed.add(id(node))
     pending: dict[int, list] = {}
+    heap: list = []
     add = ctx.add
     for node, i, ct in seeds:
-        _accumulate(pending, node, i, ct, add)
+        _accumulate(pending, heap, node, i, ct, add)
     got = {}
+    visited = []
     try:
-        for node in order:
-            cts = pending.pop(id(node), None)
-            if cts is None:
-                continue
-            if want is None:
-                if type(node) is LeafNode:
+        while heap:
+            node = heapq.heappop(heap)[1]
+            cts = pending.pop(id(node))
+            if type(node) is LeafNode:
+                if want is None or (id(node), 0) in want:
                     got[(id(node), 0)] = (node, cts[0])
-                    continue
-            else:
+                continue
+            visited.append(node)
+            if want is not None:
                 for i, c in enumerate(cts):
                     if (id(node), i) in want:
                         got[(id(node), i)] = (node, c)
-                if type(node) is LeafNode or not any(
-                    p is not None and id(p[0]) in needed for p in node.parents
-                ):
+                if not any(p is not None and id(p[0]) in needed for p in node.parents):
                     continue
             in_cts = node.backward(cts, ctx)
             for p, c in zip(node.parents, in_cts):
                 if p is not None and c is not None:
-                    _accumulate(pending, p[0], p[1], c, add)
+                    _accumulate(pending, heap, p[0], p[1], c, add)
     finally:
         if not retain_graph:
-            for node in order:
-                if type(node) is not LeafNode:
-                    node.release()
+            for node in visited:
+                node.release()
     return got
 
 
-def _accumulate(pending, node, i, ct, add):
+def _accumulate(pending, heap, node, i, ct, add):
     slot = pending.get(id(node))
     if slot is None:
-        slot = pending[id(node)] = [None] * _n_out(node)
+        slot = pending[id(node)] = [None] * node.n_out
+        heapq.heappush(heap, (-node.seq, node))
     prev = slot[i]
     slot[i] = ct if prev is None else add(prev, ct)
 
 
-def _n_out(node):
-    return 1 if type(node) is LeafNode else len(node.tmpl.out_avals)
-
-
 # ------------------------------------------------------------------------- contexts
 class ImplContext:
-    """Run derivative programs directly on raw arrays of one backend; nothing is recorded."""
+    """Run compiled derivative programs on raw arrays, each on its node's backend;
+    nothing is recorded."""
 
     raw = True
 
-    def __init__(self, xp):
-        self.xp = xp
-
-    def run(self, prog, vals):
-        xp = self.xp
-        env = dict(zip(prog.inputs, vals))
-        for eqn in prog.eqns:
-            outs = eqn.prim.impl(xp, *[env[v] for v in eqn.inputs], **eqn.params)
-            if eqn.prim.multiple_results:
-                for v, o in zip(eqn.outputs, outs):
-                    env[v] = o
-            else:
-                env[eqn.outputs[0]] = outs
-        return [None if v is None else env[v] for v in prog.outputs]
+    @staticmethod
+    def apply_vjp(node, mask, vals):
+        return node.tmpl.vjp_impl(mask)(node.backend.xp, *vals)
 
     @staticmethod
     def add(a, b):
@@ -186,7 +178,8 @@ class BindContext:
     def __init__(self, device=None):
         self.device = device
 
-    def run(self, prog, vals):
+    def apply_vjp(self, node, mask, vals):
+        prog = node.tmpl.vjp_program(mask)
         if self.device is None:
             return eval_program(prog, vals, _apply_bind)
         with D.default_device(self.device):

@@ -14,11 +14,11 @@ backward pass from those saved values, as PyTorch does).
 
 from __future__ import annotations
 
-from chainrules import ShapedArray, Zero
+from chainrules import Zero
 from chainrules.core import out_avals
 from chainrules.dtypes import is_inexact
 
-from ..ir.program import IRBuilder, Program, Var, dce, used_vars
+from ..ir.program import IRBuilder, Program, Var, compile_impl, dce, used_vars
 from ..ir.transpose import linear_eqn_mask, transpose_eqns
 
 
@@ -47,7 +47,7 @@ class Template:
     __slots__ = (
         "prim", "params", "in_avals", "out_avals", "nonzero_in", "nonzero_out",
         "saved_in", "saved_out", "_xs", "_ys", "_ts", "_touts", "_eqns", "_lin_mask",
-        "_linear_ids", "_vjp", "_jvp",
+        "_linear_ids", "_vjp", "_vjp_fn", "_jvp", "mask1",
     )
 
     def __init__(self, prim, params, in_avals, nonzero_in):
@@ -78,7 +78,8 @@ class Template:
         self._xs, self._ys, self._ts, self._touts = xs, ys, ts, tvars
         self._eqns, self._lin_mask, self._linear_ids = b.eqns, lin_mask, linear_ids
         self.nonzero_out = tuple(v is not None for v in tvars)
-        self._vjp, self._jvp = {}, None
+        self._vjp, self._vjp_fn, self._jvp = {}, {}, None
+        self.mask1 = (True,) if len(tvars) == 1 else None
         # What the derivative reads, in both directions (vjp with all cotangents, and jvp).
         full = self._build_vjp((True,) * len(tvars), None)
         fwd = self._build_jvp(None)
@@ -127,6 +128,13 @@ class Template:
             p = self._vjp[ct_mask] = self._build_vjp(ct_mask, self._saved_vars())[0]
         return p
 
+    def vjp_impl(self, ct_mask: tuple):
+        """``vjp_program(ct_mask)`` compiled to a function ``run(xp, *inputs)``."""
+        f = self._vjp_fn.get(ct_mask)
+        if f is None:
+            f = self._vjp_fn[ct_mask] = compile_impl(self.vjp_program(ct_mask))
+        return f
+
     def jvp_program(self) -> Program:
         """Inputs: nonzero tangents, then saved inputs, then saved outputs.
         Outputs: one tangent per primal output (``None`` = zero)."""
@@ -139,7 +147,11 @@ _CACHE: dict = {}
 
 
 def params_key(params: dict):
-    return tuple(sorted(params.items())) if params else ()
+    if not params:
+        return ()
+    if len(params) == 1:
+        return tuple(params.items())
+    return tuple(sorted(params.items()))
 
 
 def get_template(prim, params, in_avals, nonzero_in, key=None) -> Template:
@@ -150,6 +162,3 @@ def get_template(prim, params, in_avals, nonzero_in, key=None) -> Template:
         t = _CACHE[key] = Template(prim, params, in_avals, nonzero_in)
     return t
 
-
-def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    return aval

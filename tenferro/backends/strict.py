@@ -51,6 +51,7 @@ def make_backend(index: int, device: str) -> Backend:
 
     ns = Namespace()
     copy_public(ns, xp)
+    Array = type(xp.asarray(0.0))
 
     def with_dtype(f):
         @functools.wraps(f)
@@ -77,7 +78,7 @@ def make_backend(index: int, device: str) -> Backend:
     ns.astype = lambda x, dtype, copy=True: xp.astype(x, nd(dtype), copy=copy)
 
     def asarray(data, dtype=None, copy=None):
-        if isinstance(data, xp.Array) and data.device != dev:
+        if isinstance(data, Array) and data.device != dev:
             raise DeviceError(f"array on {data.device} given to backend strict:{index}")
         if isinstance(data, np.ndarray) and dtype is None:
             dtype = data.dtype
@@ -90,6 +91,6 @@ def make_backend(index: int, device: str) -> Backend:
     ns.scatter_add = functools.partial(generic_scatter_add, ns)
     ns.np_dtype = lambda d: to_np[d]
     ns.to_numpy = lambda a: np.asarray(xp.asarray(a, device=xp.Device("CPU_DEVICE")))
-    ns.is_native = lambda a: isinstance(a, xp.Array)
+    ns.is_native = lambda a: isinstance(a, Array)
     ns.linalg = xp.linalg
     return Backend("array_api_strict", device, ns, native_device=dev)

@@ -17,14 +17,7 @@ import numpy as np
 from chainrules import ShapedArray
 from chainrules.dtypes import is_inexact
 
-from ..autodiff.engine import (
-    BindContext,
-    ImplContext,
-    LeafNode,
-    TemplateNode,
-    backward_pass,
-    toposort,
-)
+from ..autodiff.engine import BindContext, ImplContext, LeafNode, TemplateNode, backward_pass
 from ..autodiff.templates import get_template, params_key
 from ..backends import Backend, backend_of_array, get_backend
 from ..errors import DeviceError, DTypeError, GradientError, ShapeError, TenferroError, fmt_aval
@@ -401,27 +394,54 @@ def _impl_error(prim, vals, params, backend, e):
 
 
 def _record(prim, params, args, vals, out, backend):
-    nz = tuple(a._node is not None for a in args)
-    key = (
-        prim, params_key(params), tuple(v.shape for v in vals), tuple(v.dtype for v in vals), nz,
-    )
+    pk = params_key(params)
+    if len(args) == 2:  # the common case, without building lists
+        a, b = args
+        va, vb = vals
+        na, nb = a._node, b._node
+        key = (prim, pk, backend, va.shape, va.dtype, na is not None, vb.shape, vb.dtype,
+               nb is not None)
+        parents = (None if na is None else (na, a._index), None if nb is None else (nb, b._index))
+    else:
+        key = [prim, pk, backend]
+        parents = []
+        for a, v in zip(args, vals):
+            n = a._node
+            key.append(v.shape)
+            key.append(v.dtype)
+            if n is None:
+                parents.append(None)
+                key.append(False)
+            else:
+                parents.append((n, a._index))
+                key.append(True)
+        key = tuple(key)
     tmpl = _EAGER_TEMPLATES.get(key)
     if tmpl is None:
+        nz = tuple(p is not None for p in parents)
         tmpl = _EAGER_TEMPLATES[key] = get_template(prim, params, _avals(vals, backend), nz)
     multi = prim.multiple_results
-    outs = out if multi else (out,)
     nzo = tmpl.nonzero_out
+    if not multi:
+        if not nzo[0]:
+            return _wrap(out, backend)
+        node = EagerNode(tmpl, parents, None)
+        node.backend = backend
+        res = _wrap(out, backend, node, 0)
+        saved = [SavedTensor(args[i]) for i in tmpl.saved_in]
+        if tmpl.saved_out:
+            saved.append(SavedOutput(res))
+        node.saved = saved
+        return res
     if True not in nzo:
-        res = [_wrap(o, backend) for o in outs]
-        return tuple(res) if multi else res[0]
-    parents = tuple((a._node, a._index) if a._node is not None else None for a in args)
+        return tuple(_wrap(o, backend) for o in out)
     node = EagerNode(tmpl, parents, None)
     node.backend = backend
-    res = [_wrap(o, backend, node if z else None, i) for i, (o, z) in enumerate(zip(outs, nzo))]
+    res = [_wrap(o, backend, node if z else None, i) for i, (o, z) in enumerate(zip(out, nzo))]
     saved = [SavedTensor(args[i]) for i in tmpl.saved_in]
     saved.extend(SavedOutput(res[i]) for i in tmpl.saved_out)
     node.saved = saved
-    return tuple(res) if multi else res[0]
+    return tuple(res)
 
 
 # ------------------------------------------------------------------- backward
@@ -431,14 +451,12 @@ def run_backward(pairs, retain_graph, create_graph, inputs=None, collect=None):
     Accumulates into ``.grad`` of leaves (restricted to ``inputs`` if given), or, with
     ``collect`` = a list of tensors, returns their gradients instead of touching ``.grad``.
     """
-    roots = [t._node for t, _ in pairs]
-    nodes = toposort(roots)
-    backends = {n.backend for n in nodes if type(n) is EagerNode}
-    if create_graph or len(backends) > 1:
-        ctx = BindContext(next(iter(backends)).device if len(backends) == 1 else None)
+    if create_graph:
+        devices = {t.device for t, _ in pairs}
+        ctx = BindContext(devices.pop() if len(devices) == 1 else None)
         seeds = [(t._node, t._index, ct) for t, ct in pairs]
     else:
-        ctx = ImplContext((backends.pop() if backends else pairs[0][0]._backend).xp)
+        ctx = ImplContext
         seeds = [(t._node, t._index, ct._value) for t, ct in pairs]
     targets = collect if collect is not None else inputs
     want = None
@@ -451,7 +469,7 @@ def run_backward(pairs, retain_graph, create_graph, inputs=None, collect=None):
     prev = state.grad_enabled
     state.grad_enabled = bool(create_graph)
     try:
-        got = backward_pass(seeds, ctx, retain_graph=retain_graph, nodes=nodes, want=want)
+        got = backward_pass(seeds, ctx, retain_graph=retain_graph, want=want)
     finally:
         state.grad_enabled = prev
     if collect is not None:

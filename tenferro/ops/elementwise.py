@@ -10,6 +10,7 @@ from chainrules import primitives as P
 from chainrules.dtypes import is_complex, real_dtype
 
 from ..core.dispatch import bind
+from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
 from ..errors import DTypeError
 from ._base import astype, is_scalar, operands, tensor_of, to_inexact
@@ -17,6 +18,10 @@ from ._base import astype, is_scalar, operands, tensor_of, to_inexact
 
 def _binary(prim, name):
     def f(x, y):
+        if type(x) is EagerTensor and type(y) is EagerTensor:  # hot path: nothing to adjust
+            vx, vy = x._value, y._value
+            if vx.dtype == vy.dtype and vx.shape == vy.shape:
+                return bind(prim, x, y)
         a, b = operands(name, x, y)
         return bind(prim, a, b)
 
@@ -71,7 +76,9 @@ def negative(x) -> Tensor:
 
 def _unary(prim, name, doc=""):
     def f(x):
-        return bind(prim, to_inexact(tensor_of(x)))
+        if type(x) is not EagerTensor or x.dtype.kind not in "fc":
+            x = to_inexact(tensor_of(x))
+        return bind(prim, x)
 
     f.__name__ = name
     f.__doc__ = doc or f"Elementwise ``{name}`` (integers promote to float64)."

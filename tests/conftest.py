@@ -1,0 +1,39 @@
+"""Test configuration: validate every eager op, and run each test under every CPU backend
+(NumPy, and array_api_strict as the stand-in for GPU arrays) unless marked ``numpy_only``."""
+
+import os
+
+os.environ.setdefault("TENFERRO_CHECK", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import tenferro as tf  # noqa: E402
+
+BACKENDS = os.environ.get("TENFERRO_TEST_BACKENDS", "numpy,array_api_strict").split(",")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "numpy_only: runs on the NumPy backend only (SciPy-only code paths)"
+    )
+
+
+def pytest_generate_tests(metafunc):
+    if "_backend" in metafunc.fixturenames:
+        only_np = metafunc.definition.get_closest_marker("numpy_only") is not None
+        names = ["numpy"] if only_np else BACKENDS
+        metafunc.parametrize("_backend", names, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def _backend(request):
+    name = getattr(request, "param", "numpy")
+    tf.set_cpu_backend(name)
+    yield name
+    tf.set_cpu_backend("numpy")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

@@ -1,0 +1,176 @@
+"""A shared collection of small programs, each exercising one primitive (or a pattern).
+
+Used by the primitive rule checks (finite differences, transpose identity) and by the
+eager / traced parity suite. Every primitive in ``chainrules.PRIMITIVES`` must appear here
+(``test_every_primitive_is_covered`` enforces it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tenferro as tf
+from chainrules import primitives as P
+from tenferro.core.dispatch import bind
+
+R, C = ("f64",), ("f64", "c128")
+
+
+@dataclass
+class Program:
+    name: str
+    fn: object
+    shapes: tuple  # shapes of the inexact inputs
+    dtypes: tuple = C
+    domain: str = "any"  # "pos": positive reals; "small": |x| < 1
+    extra: tuple = ()  # non-differentiable extra arguments (index arrays...)
+    linear: bool = False
+    prims: tuple = field(default=())
+
+    def args(self, dtype, rng):
+        dt = {"f64": np.float64, "c128": np.complex128, "f32": np.float32}[dtype]
+        out = []
+        for s in self.shapes:
+            a = rng.standard_normal(s)
+            if np.dtype(dt).kind == "c":
+                a = a + 1j * rng.standard_normal(s)
+            if self.domain == "pos":
+                a = np.abs(a) + 0.5 if np.dtype(dt).kind != "c" else a + 2.0
+            elif self.domain == "small":
+                a = 0.7 * np.tanh(a)
+            out.append(tf.tensor(np.asarray(a, dtype=dt)))
+        return tuple(out) + tuple(tf.tensor(e) for e in self.extra)
+
+
+S = (3, 4)
+IDX = np.array([[0, 2], [2, 1], [0, 0]])  # repeated indices accumulate
+
+PROGRAMS = [
+    # -- arithmetic
+    Program("add", lambda x, y: x + y, (S, S), linear=True),
+    Program("sub", lambda x, y: x - y, (S, S), linear=True),
+    Program("mul", lambda x, y: x * y, (S, S)),
+    Program("div", lambda x, y: x / y, (S, S), domain="pos"),
+    Program("neg", lambda x: -x, (S,), linear=True),
+    Program("conj", lambda x: tf.conj(x) * (1 + 0.5j if x.dtype.kind == "c" else 1.0), (S,)),
+    Program("real", lambda x: tf.real(x) * tf.imag(x) + tf.real(x), (S,), dtypes=("c128",)),
+    Program("imag", lambda x: tf.imag(x), (S,), dtypes=("c128",), linear=True),
+    Program("abs", lambda x: tf.abs(x), (S,)),
+    Program("sign", lambda x: tf.sign(x) * x, (S,)),
+    Program("exp", tf.exp, (S,)),
+    Program("log", tf.log, (S,), domain="pos"),
+    Program("log1p", tf.log1p, (S,), domain="pos"),
+    Program("expm1", tf.expm1, (S,)),
+    Program("sin", tf.sin, (S,)),
+    Program("cos", tf.cos, (S,)),
+    Program("tan", tf.tan, (S,), domain="small"),
+    Program("tanh", tf.tanh, (S,)),
+    Program("sinh", tf.sinh, (S,)),
+    Program("cosh", tf.cosh, (S,)),
+    Program("arctan", tf.arctan, (S,), domain="small"),
+    Program("sqrt", tf.sqrt, (S,), domain="pos"),
+    Program("rsqrt", tf.rsqrt, (S,), domain="pos"),
+    Program("square", tf.square, (S,)),
+    Program("pow", lambda x, y: x**y, (S, S), domain="pos"),
+    Program("pow_scalar", lambda x: x**3 + x**-2 + x**0.5, (S,), domain="pos"),
+    Program("atan2", lambda y, x: tf.arctan2(y, x), (S, S), dtypes=R),
+    Program("maximum", lambda x, y: tf.maximum(x, y), (S, S), dtypes=R),
+    Program("minimum", lambda x, y: tf.minimum(x, y), (S, S), dtypes=R),
+    Program("clamp", lambda x: tf.clip(x, -0.5, 0.8), (S,), dtypes=R),
+    Program("clamp_tensor_bounds", lambda x, lo, hi: tf.clip(x, lo - 1, hi + 1), (S, S, S),
+            dtypes=R),
+    Program("select", lambda x, y: tf.where(tf.real(x) > 0, x, y), (S, S)),
+    Program("compare", lambda x, y: tf.where((tf.real(x) < tf.real(y)) | (tf.real(x) >= 1.5),
+                                             x * y, x)
+            + tf.where((tf.real(x) <= 0) & (tf.real(y) > 0), y, 0.0)
+            + tf.where(tf.logical_not(tf.real(x) != tf.real(y)), x, 0.0)
+            + tf.where(tf.isfinite(x) & ~tf.isnan(y), y, 0.0), (S, S)),
+    Program("convert", lambda x: tf.astype(tf.astype(x, tf.complex128), tf.float64) * 2
+            + tf.astype(x, tf.complex128).imag, (S,), dtypes=R),
+    Program("convert_complex_to_real", lambda x: tf.astype(x, tf.float64), (S,),
+            dtypes=("c128",)),
+    Program("copy_and_stop_gradient",  # the stop_gradient terms cancel in value and in AD
+            lambda x: tf.copy(x) * x + tf.stop_gradient(x) * x - tf.stop_gradient(x) * x, (S,)),
+    # -- reductions
+    Program("reduce_sum", lambda x: tf.sum(x, axis=1), (S,), linear=True),
+    Program("reduce_sum_all", lambda x: tf.sum(x * x), (S,)),
+    Program("reduce_max", lambda x: tf.max(x, axis=0), (S,), dtypes=R),
+    Program("reduce_min", lambda x: tf.min(x, axis=(0, 1)), (S,), dtypes=R),
+    Program("reduce_prod", lambda x: tf.prod(x, axis=1), (S,)),
+    Program("argmax_argmin", lambda x: tf.take(x, tf.argmax(x, axis=1), axis=1)
+            + tf.take(x, tf.argmin(x, axis=1), axis=1), (S,), dtypes=R),
+    Program("cumsum", lambda x: tf.cumsum(x, axis=1) + tf.cumsum(x, axis=0, reverse=True), (S,),
+            linear=True),
+    Program("mean_var_std", lambda x: tf.mean(x, 0) + tf.var(x, 1).sum() + tf.std(x), (S,)),
+    Program("logsumexp_softmax", lambda x: tf.logsumexp(x, 1) + tf.softmax(x, 0).sum(1), (S,),
+            dtypes=R),
+    Program("norm", lambda x: tf.norm(x) + tf.norm(x, 1) + tf.norm(x, axis=0).sum(), (S,)),
+    # -- structure
+    Program("reshape", lambda x: tf.reshape(x, (2, 6)), (S,), linear=True),
+    Program("transpose", lambda x: tf.transpose(x, (2, 0, 1)), ((2, 3, 4),), linear=True),
+    Program("broadcast_in_dim", lambda x, y: x + y, ((3, 1), (4,))),
+    Program("broadcast_to", lambda x: tf.broadcast_to(x, (2, 3, 4)), ((3, 1),), linear=True),
+    Program("slice", lambda x: x[1:, ::2] * 2 + x[:2, 1:3].sum(), (S,)),
+    Program("slice_negative_step", lambda x: x[::-1, 3:0:-2], (S,), linear=True),
+    Program("pad", lambda x: tf.pad(x, ((1, 2), (0, 3)), constant_values=0.5), (S,)),
+    Program("pad_linear", lambda x: tf.pad(x, ((1, 0), (2, 1))), (S,), linear=True),
+    Program("concatenate", lambda x, y: tf.concatenate([x, y, x], axis=1), (S, (3, 2)),
+            linear=True),
+    Program("stack_split", lambda x: tf.stack(tf.split(x, 2, axis=1), axis=0), (S,), linear=True),
+    Program("flip", lambda x: tf.flip(x, 1), (S,), linear=True),
+    Program("diagonal", lambda x: tf.diagonal(x, 1) + tf.diagonal(x, -1), ((4, 4),),
+            linear=True),
+    Program("diagonal_batched", lambda x: tf.diagonal(x, 0, 1, 2), ((2, 3, 4),), linear=True),
+    Program("diag_embed", lambda x: tf.diag_embed(x, 1) + tf.diag(tf.pad(x, (0, 1))), ((4,),),
+            linear=True),
+    Program("trace", lambda x: tf.trace(x), ((4, 4),), linear=True),
+    Program("tril_triu", lambda x: tf.tril(x) * 2 + tf.triu(x, 1), ((4, 4),), linear=True),
+    # -- indexing
+    Program("gather", lambda x, i: tf.take(x, i, axis=0), (S,), extra=(IDX,), linear=True),
+    Program("scatter_add", lambda x, u, i: tf.scatter_add(x, i, u, axis=1),
+            (S, (3, 3, 2)), extra=(IDX,), linear=True),
+    Program("getitem_advanced", lambda x: x[[0, 2, 2], 1:] + x[1, [3, 0, 0]][:, None], (S,),
+            linear=True),
+    Program("getitem_mixed", lambda x: x[0, :, [1, 2]], ((2, 3, 4),), linear=True),
+    Program("setitem", lambda x, v: _setitem(x, v), (S, (2,))),
+    Program("at_add", lambda x, v: x.at[[0, 0, 2]].add(v), (S, (3, 4)), linear=True),
+    # -- products
+    Program("dot_general_matmul", lambda x, y: x @ y, (S, (4, 2))),
+    Program("dot_general_batched", lambda x, y: tf.matmul(x, y), ((2, 3, 4), (2, 4, 5))),
+    Program("dot_general_broadcast_batch", lambda x, y: x @ y, ((2, 1, 3, 4), (3, 4, 2))),
+    Program("tensordot", lambda x, y: tf.tensordot(x, y, ((0, 2), (2, 0))),
+            ((2, 3, 4), (4, 5, 2))),
+    Program("vdot_outer_kron", lambda x, y: tf.vdot(x, y) + tf.outer(x, y).sum()
+            + tf.kron(tf.reshape(x, (2, 2)), tf.reshape(y, (2, 2))).sum(), ((4,), (4,))),
+    Program("matvec", lambda x, y: x @ y + y @ x.T, ((4, 4), (4,))),
+    # -- patterns
+    Program("fan_out_dag", lambda x: _diamond(x), (S,)),
+    Program("complex_mixing", lambda x, y: tf.abs2(x * tf.conj(y)) + tf.angle(x + 0.1)
+            if x.dtype.kind == "c" else x * y, (S, S)),
+    Program("dtype_promotion", lambda x: x * 2.5 + tf.arange(4) + (tf.real(x) > 0), (S,)),
+]
+
+
+def _setitem(x, v):
+    y = x * 1
+    y[1, 1:3] = v
+    return y * x
+
+
+def _diamond(x):
+    a = tf.sin(x)
+    b = a * a
+    c = tf.exp(a)
+    return b + c * a + x
+
+
+def by_name(name):
+    for p in PROGRAMS:
+        if p.name == name:
+            return p
+    raise KeyError(name)
+
+
+_ = (P, bind)
