@@ -180,9 +180,11 @@ class BindContext:
 
     def apply_vjp(self, node, mask, vals):
         prog = node.tmpl.vjp_program(mask)
-        if self.device is None:
+        # constants the program creates go where its cotangent lives
+        device = self.device or getattr(vals[0], "device", None)
+        if device is None:
             return eval_program(prog, vals, _apply_bind)
-        with D.default_device(self.device):
+        with D.default_device(device):
             return eval_program(prog, vals, _apply_bind)
 
     @staticmethod

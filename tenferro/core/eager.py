@@ -349,10 +349,13 @@ class EvalTrace(Trace):
         except Exception as e:
             _check(prim, vals, params, backend)  # raises the clear error if inputs are bad
             raise _impl_error(prim, vals, params, backend, e) from e
-        if prim.out_device is not None:
-            backend = get_backend(prim.out_device(params))
+        if prim.out_device is not None:  # a transfer: the output lives elsewhere
+            out_backend = get_backend(prim.out_device(params))
+            if recording and state.grad_enabled:
+                return _record(prim, params, args, vals, out, out_backend, backend)
+            return _wrap(out, out_backend)
         if recording and state.grad_enabled:
-            return _record(prim, params, args, vals, out, backend)
+            return _record(prim, params, args, vals, out, backend, backend)
         if prim.multiple_results:
             return tuple(_wrap(o, backend) for o in out)
         return _wrap(out, backend)
@@ -393,17 +396,18 @@ def _impl_error(prim, vals, params, backend, e):
     )
 
 
-def _record(prim, params, args, vals, out, backend):
+def _record(prim, params, args, vals, out, backend, in_backend):
+    """Wrap ``out`` (on ``backend``) and record the op; ``in_backend`` holds the inputs."""
     pk = params_key(params)
     if len(args) == 2:  # the common case, without building lists
         a, b = args
         va, vb = vals
         na, nb = a._node, b._node
-        key = (prim, pk, backend, va.shape, va.dtype, na is not None, vb.shape, vb.dtype,
+        key = (prim, pk, in_backend, va.shape, va.dtype, na is not None, vb.shape, vb.dtype,
                nb is not None)
         parents = (None if na is None else (na, a._index), None if nb is None else (nb, b._index))
     else:
-        key = [prim, pk, backend]
+        key = [prim, pk, in_backend]
         parents = []
         for a, v in zip(args, vals):
             n = a._node
@@ -419,7 +423,7 @@ def _record(prim, params, args, vals, out, backend):
     tmpl = _EAGER_TEMPLATES.get(key)
     if tmpl is None:
         nz = tuple(p is not None for p in parents)
-        tmpl = _EAGER_TEMPLATES[key] = get_template(prim, params, _avals(vals, backend), nz)
+        tmpl = _EAGER_TEMPLATES[key] = get_template(prim, params, _avals(vals, in_backend), nz)
     multi = prim.multiple_results
     nzo = tmpl.nonzero_out
     if not multi:

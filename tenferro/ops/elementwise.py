@@ -18,8 +18,8 @@ from ._base import astype, is_scalar, operands, tensor_of, to_inexact
 
 def _binary(prim, name):
     def f(x, y):
-        if type(x) is EagerTensor and type(y) is EagerTensor:  # hot path: nothing to adjust
-            vx, vy = x._value, y._value
+        if type(x) is EagerTensor and type(y) is EagerTensor and x._backend is y._backend:
+            vx, vy = x._value, y._value  # hot path: nothing to broadcast or promote
             if vx.dtype == vy.dtype and vx.shape == vy.shape:
                 return bind(prim, x, y)
         a, b = operands(name, x, y)
