@@ -1,0 +1,48 @@
+"""Shared helpers for the benchmark scripts: thread pinning, timing, tables."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+
+def pin_torch():
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        return torch
+    except ImportError:
+        return None
+
+
+def try_import(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def median_time(fn, repeat=7, number=1, warmup=1):
+    """Median wall time of ``fn()`` in seconds (``number`` calls per sample)."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t0) / number)
+    return statistics.median(samples)
+
+
+def table(rows, headers):
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(out)
