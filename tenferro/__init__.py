@@ -18,7 +18,8 @@ from chainrules.dtypes import (
     int64,
 )
 
-from . import errors, ops, pytree
+from . import errors, linalg, ops, pytree
+from .autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
 from .autodiff.forward import jvp
 from .autodiff.higher import hessian, hvp, jacfwd, jacrev
 from .autodiff.linearize import linear_transpose, linearize
@@ -28,6 +29,8 @@ from .backends import get_backend, set_cpu_backend
 from .core.dispatch import default_device
 from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .core.tensor import Tensor
+from .einsum import contract_path, einsum, ncon
+from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
 from .ops import *  # noqa: F401,F403
 from .ops import __all__ as _ops_all
 
@@ -37,8 +40,21 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EagerTensor",
+    "Graph",
+    "ShapeDtype",
+    "TracedTensor",
+    "jit",
+    "load",
+    "trace",
     "Tensor",
     "autograd_grad",
+    "checkpoint",
+    "checkpoint_loop",
+    "saved_residuals",
+    "contract_path",
+    "einsum",
+    "linalg",
+    "ncon",
     "complex64",
     "complex128",
     "default_device",

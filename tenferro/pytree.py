@@ -44,47 +44,48 @@ def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+def _flatten(x, leaves: list) -> TreeDef:
+    # module-level recursion (a nested recursive closure would be a reference cycle that
+    # keeps every leaf, and everything a leaf references, alive until the next GC)
+    if x is None:
+        return TreeDef("none", None, ())
+    if _is_namedtuple(x):
+        return TreeDef("namedtuple", type(x), tuple(_flatten(c, leaves) for c in x))
+    if isinstance(x, tuple):
+        return TreeDef("tuple", None, tuple(_flatten(c, leaves) for c in x))
+    if isinstance(x, list):
+        return TreeDef("list", None, tuple(_flatten(c, leaves) for c in x))
+    if isinstance(x, dict):
+        keys = tuple(sorted(x, key=repr))
+        return TreeDef("dict", keys, tuple(_flatten(x[k], leaves) for k in keys))
+    leaves.append(x)
+    return LEAF
+
+
 def tree_flatten(tree) -> tuple[list, TreeDef]:
     leaves: list = []
-
-    def rec(x):
-        if x is None:
-            return TreeDef("none", None, ())
-        if _is_namedtuple(x):
-            return TreeDef("namedtuple", type(x), tuple(rec(c) for c in x))
-        if isinstance(x, tuple):
-            return TreeDef("tuple", None, tuple(rec(c) for c in x))
-        if isinstance(x, list):
-            return TreeDef("list", None, tuple(rec(c) for c in x))
-        if isinstance(x, dict):
-            keys = tuple(sorted(x, key=repr))
-            return TreeDef("dict", keys, tuple(rec(x[k]) for k in keys))
-        leaves.append(x)
-        return LEAF
-
-    td = rec(tree)
+    td = _flatten(tree, leaves)
     return leaves, td
 
 
+def _unflatten(td: TreeDef, it):
+    k = td.kind
+    if k == "leaf":
+        return next(it)
+    if k == "none":
+        return None
+    kids = [_unflatten(c, it) for c in td.children]
+    if k == "tuple":
+        return tuple(kids)
+    if k == "list":
+        return kids
+    if k == "namedtuple":
+        return td.meta(*kids)
+    return dict(zip(td.meta, kids))
+
+
 def tree_unflatten(treedef: TreeDef, leaves) -> Any:
-    it = iter(leaves)
-
-    def rec(td):
-        k = td.kind
-        if k == "leaf":
-            return next(it)
-        if k == "none":
-            return None
-        kids = [rec(c) for c in td.children]
-        if k == "tuple":
-            return tuple(kids)
-        if k == "list":
-            return kids
-        if k == "namedtuple":
-            return td.meta(*kids)
-        return dict(zip(td.meta, kids))
-
-    return rec(treedef)
+    return _unflatten(treedef, iter(leaves))
 
 
 def tree_leaves(tree) -> list:

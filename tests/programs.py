@@ -125,7 +125,7 @@ PROGRAMS = [
     Program("diagonal_batched", lambda x: tf.diagonal(x, 0, 1, 2), ((2, 3, 4),), linear=True),
     Program("diag_embed", lambda x: tf.diag_embed(x, 1) + tf.diag(tf.pad(x, (0, 1))), ((4,),),
             linear=True),
-    Program("trace", lambda x: tf.trace(x), ((4, 4),), linear=True),
+    Program("trace", lambda x: tf.matrix_trace(x) + x.trace(1), ((4, 4),), linear=True),
     Program("tril_triu", lambda x: tf.tril(x) * 2 + tf.triu(x, 1), ((4, 4),), linear=True),
     # -- indexing
     Program("gather", lambda x, i: tf.take(x, i, axis=0), (S,), extra=(IDX,), linear=True),

@@ -555,6 +555,19 @@ stop_gradient_p.def_jvp(
     lambda b, p, t: (b.bind(stop_gradient_p, p[0]), Zero(ShapedArray(p[0].shape, p[0].dtype)))
 )
 
+optimization_barrier_p = Primitive(
+    "optimization_barrier",
+    convention="identity; graph optimisations never merge across it (checkpointing uses it "
+    "so recomputation is not folded back into the forward pass)",
+)
+optimization_barrier_p.def_abstract_eval(lambda x: x)
+optimization_barrier_p.def_impl(lambda xp, x: x)
+optimization_barrier_p.def_jvp(
+    lambda b, p, t: (b.bind(optimization_barrier_p, p[0]),
+                     t[0] if type(t[0]) is Zero else b.bind(optimization_barrier_p, t[0]))
+)
+optimization_barrier_p.def_transpose(lambda b, ct, x: (b.bind(optimization_barrier_p, ct),))
+
 device_put_p = Primitive(
     "device_put", out_device=lambda params: params["device"],
     convention="a transfer between devices; its transpose transfers the cotangent back",

@@ -13,7 +13,7 @@ import numpy as np
 from chainrules import ShapedArray
 from chainrules.dtypes import is_inexact
 
-from ..core.dispatch import Trace, bind, dispatch, new_trace
+from ..core.dispatch import Trace, bind, dispatch, new_trace, top_trace
 from ..core.tracer import Tracer
 from ..errors import DTypeError, GradientError, ShapeError
 from ..ops._base import tensor_of
@@ -85,6 +85,29 @@ class TapeTrace(Trace):
         node = TemplateNode(tmpl, tuple(parents), saved)
         res = [TapeTracer(self, o, node, i) if z else o for i, (o, z) in enumerate(zip(outs, nzo))]
         return tuple(res) if multi else res[0]
+
+
+    def process_checkpoint(self, fn, args, policy):
+        from ..ops.creation import get_rng_state
+        from .checkpoint import CheckpointNode, run_forward
+
+        primals, parents = [], []
+        for a in args:
+            if type(a) is TapeTracer and a._trace is self:
+                primals.append(a.primal)
+                parents.append(None if a.node is None else (a.node, a.index))
+            else:
+                primals.append(a)
+                parents.append(None)
+        if all(p is None for p in parents):
+            return fn(*primals)
+        level = top_trace(primals, "checkpoint").level
+        rng = get_rng_state()
+        outs, stash = run_forward(fn, primals, policy, level)
+        avals = [ShapedArray(o.shape, o.dtype) for o in outs]
+        node = CheckpointNode(fn, tuple(parents), primals, avals, rng, policy, stash, level)
+        return [TapeTracer(self, o, node, i) if is_inexact(o.dtype) else o
+                for i, o in enumerate(outs)]
 
 
 def _inputs(trace, flat):

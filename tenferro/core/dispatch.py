@@ -25,6 +25,11 @@ class Trace:
     def process_primitive(self, prim, args, params):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def process_checkpoint(self, fn, args, policy):
+        """Run a checkpointed function. Only reverse-mode traces (which keep residuals) do
+        something special; everything else just runs it."""
+        return fn(*args)
+
 
 class _State(threading.local):
     def __init__(self):
@@ -32,6 +37,7 @@ class _State(threading.local):
         self.base: Trace | None = None  # EvalTrace or GraphTrace
         self.grad_enabled = True
         self.default_device = None
+        self.hook = None  # checkpoint policies record/replay selected primitives here
 
 
 state = _State()
@@ -46,8 +52,8 @@ def base_trace() -> Trace:
     return b
 
 
-def bind(prim, *args, **params):
-    """Apply ``prim`` at the right level: the highest trace among the arguments."""
+def top_trace(args, what="operation"):
+    """The trace that must process an operation on ``args``."""
     st = state
     top = st.base
     if top is None:
@@ -59,10 +65,25 @@ def bind(prim, *args, **params):
                 top = tr
         if top.level and st.stack[top.level - 1] is not top:
             raise LeakedTracerError(
-                f"{prim.name}: an input is a tracer of a transformation that has already "
+                f"{what}: an input is a tracer of a transformation that has already "
                 f"finished (it leaked out, e.g. through a global or a closure). Pass values "
                 f"in as arguments and return them as outputs instead."
             )
+    return top
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim`` at the right level: the highest trace among the arguments."""
+    st = state
+    top = st.base
+    if top is None:
+        top = base_trace()
+    if st.stack:
+        top = top_trace(args, prim.name)
+    if st.hook is not None:
+        out = st.hook(prim, top, args, params)
+        if out is not NotImplemented:
+            return out
     return top.process_primitive(prim, args, params)
 
 

@@ -361,6 +361,55 @@ class EvalTrace(Trace):
         return _wrap(out, backend)
 
 
+    def process_checkpoint(self, fn, args, policy):
+        if not state.grad_enabled or all(a._node is None for a in args):
+            return fn(*args)
+        from ..autodiff.checkpoint import CheckpointNode, run_forward
+        from ..ops.creation import get_rng_state
+
+        detached = [_wrap(a._value, a._backend) for a in args]
+        rng = get_rng_state()
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            outs, stash = run_forward(fn, detached, policy, 0)
+        finally:
+            state.grad_enabled = prev
+        parents = tuple(None if a._node is None else (a._node, a._index) for a in args)
+        avals = [ShapedArray(o.shape, o.dtype) for o in outs]
+        node = CheckpointNode(fn, parents, [SavedTensor(a) for a in args], avals, rng, policy,
+                              stash, 0, loader=_AmbientCheckpointLoader(args[0]._backend))
+        return [_wrap(o._value, o._backend, node if is_inexact(o.dtype) else None, i)
+                for i, o in enumerate(outs)]
+
+
+class _AmbientCheckpointLoader:
+    """Moves a checkpoint's saved inputs and cotangents between the tape's raw arrays and the
+    tensors its recomputation runs on."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __call__(self, node, cts, ctx):
+        if ctx.raw:
+            xs = [_wrap(s.load(node, True), s.tensor._backend) for s in node.saved]
+            cts = [None if c is None else _wrap(c, self.backend) for c in cts]
+        else:
+            xs = [s.load(node, False) for s in node.saved]
+            node.policy = None  # replayed outputs would lack history: recompute them
+        self.parents = node.parents
+        return xs, cts
+
+    def unload(self, grads, ctx):
+        out = []
+        for g, p in zip(grads, self.parents):
+            if p is None:
+                out.append(None)
+            else:
+                out.append(g._value if ctx.raw else g)
+        return out
+
+
 EVAL_TRACE = EvalTrace()
 
 

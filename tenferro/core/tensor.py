@@ -257,7 +257,7 @@ class Tensor:
         return _ops.norm(self, ord, axis, keepdims)
 
     def trace(self, offset=0, axis1=0, axis2=1):
-        return _ops.trace(self, offset, axis1, axis2)
+        return _ops.matrix_trace(self, offset, axis1, axis2)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
         return _ops.diagonal(self, offset, axis1, axis2)

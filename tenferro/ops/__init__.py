@@ -99,7 +99,7 @@ from .reductions import (
     softmax,
     std,
     sum,
-    trace,
+    matrix_trace,
     var,
 )
 from .shape import (

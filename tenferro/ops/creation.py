@@ -143,6 +143,18 @@ def _shape_args(shape):
     return tuple(shape)
 
 
+def _check_not_traced():
+    from ..core.eager import EVAL_TRACE
+
+    if state.base is not None and state.base is not EVAL_TRACE:
+        from ..errors import GraphError
+
+        raise GraphError(
+            "random numbers drawn inside traced code would be frozen into the graph at trace "
+            "time; draw them outside and pass them in as arguments."
+        )
+
+
 def _from_host(arr, dtype, device):
     backend = get_backend(device if device is not None else state.default_device)
     return _wrap(backend.asarray(arr.astype(np.dtype(dtype), copy=False)), backend)
@@ -150,6 +162,7 @@ def _from_host(arr, dtype, device):
 
 def randn(*shape, dtype=float64, device=None) -> EagerTensor:
     """Standard normal samples (complex dtypes: unit variance, independent real/imag parts)."""
+    _check_not_traced()
     shape = _shape_args(shape)
     dt = np.dtype(dtype)
     g = _rng.gen
@@ -162,14 +175,17 @@ def randn(*shape, dtype=float64, device=None) -> EagerTensor:
 
 def rand(*shape, dtype=float64, device=None) -> EagerTensor:
     """Uniform samples in [0, 1)."""
+    _check_not_traced()
     return _from_host(_rng.gen.random(_shape_args(shape)), dtype, device)
 
 
 def normal(mean=0.0, std=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
+    _check_not_traced()
     return _from_host(_rng.gen.normal(mean, std, size), dtype, device)
 
 
 def uniform(low=0.0, high=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
+    _check_not_traced()
     return _from_host(_rng.gen.uniform(low, high, size), dtype, device)
 
 

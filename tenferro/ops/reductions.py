@@ -171,7 +171,8 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:
     raise ShapeError(f"norm: unsupported ord={ord!r} for vector norms.")
 
 
-def trace(x, offset=0, axis1=0, axis2=1) -> Tensor:
+def matrix_trace(x, offset=0, axis1=0, axis2=1) -> Tensor:
+    """Sum of the diagonal of the (axis1, axis2) planes (``tenferro.trace`` traces graphs)."""
     from .shape import diagonal
 
     return sum(diagonal(x, offset, axis1, axis2), -1)

@@ -1,0 +1,9 @@
+"""Traced mode: staging, graphs, optimisation passes, the executor, jit and save/load."""
+
+from .graph import Graph
+from .jit import jit
+from .staging import StagingTrace, TracedTensor
+from .serialize import load_graph as load
+from .trace import ShapeDtype, trace
+
+__all__ = ["Graph", "ShapeDtype", "StagingTrace", "TracedTensor", "jit", "load", "trace"]

@@ -34,11 +34,14 @@ class TracedTensor(Tracer):
         return None
 
     def _concrete(self):
+        made_by = self._trace.producers.get(id(self.var))
+        what = f"the output of '{made_by}'" if made_by else "an input"
         raise ConcretizationError(
-            f"a traced value ({self.var.aval}) was used where Python needs a concrete value "
-            f"(if/while on it, float(), .item(), .numpy(), or a NumPy call). Traced code cannot "
-            f"branch on data: use tenferro.where(cond, a, b) for elementwise choices, or mark "
-            f"the argument static (jit(f, static_argnums=...)). [at {user_frame()}]"
+            f"a traced value ({what}, {self.var.aval}) was used where Python needs a concrete "
+            f"value (if/while on it, bool(), float(), .item(), .numpy(), or a NumPy call). "
+            f"Traced code cannot branch on data: use tenferro.where(cond, a, b) for elementwise "
+            f"choices, or make the argument static (jit(f, static_argnums=...)). "
+            f"[at {user_frame()}]"
         )
 
     def __repr__(self):
@@ -56,6 +59,7 @@ class StagingTrace(Trace):
         self.eqns: list[Eqn] = []
         self.consts: dict[Var, object] = {}
         self._const_ids: dict[int, Var] = {}
+        self.producers: dict[int, str] = {}  # id(var) -> primitive name, for error messages
         self.record_source = True
 
     def new_arg(self, aval: ShapedArray) -> TracedTensor:
@@ -85,5 +89,7 @@ class StagingTrace(Trace):
         outs = [Var(a) for a in avals]
         src = user_frame() if self.record_source else None
         self.eqns.append(Eqn(prim, ins, params, outs, src))
+        for v in outs:
+            self.producers[id(v)] = prim.name
         res = [TracedTensor(self, v) for v in outs]
         return tuple(res) if prim.multiple_results else res[0]

@@ -1,0 +1,287 @@
+"""Gradient checkpointing: trade recomputation for memory.
+
+``checkpoint(f)(*args)`` runs ``f`` in the forward pass *without* recording its internal
+residuals: the reverse-mode trace (or the eager tape) records a single ``CheckpointNode`` that
+keeps only ``f``'s inputs. In the backward pass the node re-runs ``f`` under a fresh reverse
+trace (with the random-number state of the forward pass replayed) and backpropagates through
+it. Other interpreters (eager without gradients, forward mode, graph staging) simply run ``f``.
+
+In traced graphs the recomputation is fed through an ``optimization_barrier`` so common-
+subexpression elimination cannot merge it back into the forward pass; liveness analysis then
+frees the forward's intermediates early and the recomputation happens late.
+
+A *policy* names primitives whose outputs are cheap to keep but expensive to recompute (e.g.
+decompositions): their outputs are stored during the forward pass and replayed, in order,
+during the recomputation instead of being computed again.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from chainrules import Zero
+from chainrules.primitives.elementwise import optimization_barrier_p
+from chainrules.dtypes import is_inexact
+
+from ..core.dispatch import bind, dispatch, state, top_trace
+from ..core.tensor import Tensor
+from ..errors import GradientError
+from ..ops._base import tensor_of
+from ..ops.creation import get_rng_state, set_rng_state
+from ..pytree import tree_flatten, tree_unflatten
+from ..traced.passes.cse import NO_CSE
+from .engine import _SEQ, Node
+
+NO_CSE.add(optimization_barrier_p.name)
+
+DECOMPOSITIONS = frozenset({"svd", "svdvals", "qr", "eigh", "eigvalsh", "cholesky", "slogdet",
+                            "expm"})
+
+
+def save_decompositions(prim) -> bool:
+    """Policy: keep the outputs of matrix decompositions, recompute everything else."""
+    return prim.name in DECOMPOSITIONS
+
+
+def _policy_fn(policy):
+    if policy is None:
+        return None
+    if callable(policy):
+        return policy
+    names = frozenset(policy)
+    return lambda prim: prim.name in names
+
+
+# ------------------------------------------------------------------ policy hooks
+class _Record:
+    """Forward pass: store the outputs of policy primitives processed at ``level``."""
+
+    def __init__(self, policy, level, outer):
+        self.policy, self.level, self.outer = policy, level, outer
+        self.stash: list = []
+
+    def __call__(self, prim, top, args, params):
+        if top.level == self.level and self.policy(prim):
+            out = top.process_primitive(prim, args, params)
+            self.stash.append(out)
+            return out
+        return self.outer(prim, top, args, params) if self.outer else NotImplemented
+
+
+class _Replay:
+    """Recomputation: answer the same primitives, in order, from the stash."""
+
+    def __init__(self, policy, level, stash, outer):
+        self.policy, self.level, self.stash, self.outer = policy, level, stash, outer
+        self.i = 0
+
+    def __call__(self, prim, top, args, params):
+        if top.level == self.level and self.policy(prim) and self.i < len(self.stash):
+            out = self.stash[self.i]
+            self.i += 1
+            return out
+        return self.outer(prim, top, args, params) if self.outer else NotImplemented
+
+
+def run_forward(fn, args, policy, level):
+    """Run ``fn`` once (no recording at the checkpoint's level); return outputs and stash."""
+    if policy is None:
+        return fn(*args), None
+    rec = _Record(policy, level, state.hook)
+    state.hook = rec
+    try:
+        return fn(*args), rec.stash
+    finally:
+        state.hook = rec.outer
+
+
+# ------------------------------------------------------------------------ the node
+class CheckpointNode(Node):
+    """A checkpointed call on a tape: keeps the inputs, recomputes the inside on backward."""
+
+    __slots__ = ("fn", "saved", "n_out", "out_avals", "rng", "policy", "stash", "level",
+                 "loader")
+
+    def __init__(self, fn, parents, saved, out_avals, rng, policy, stash, level, loader=None):
+        self.seq = next(_SEQ)
+        self.fn, self.parents, self.saved = fn, parents, saved
+        self.n_out, self.out_avals = len(out_avals), out_avals
+        self.rng, self.policy, self.stash, self.level = rng, policy, stash, level
+        self.loader = loader
+
+    def backward(self, cts, ctx):
+        from .reverse import vjp
+
+        if self.saved is None:
+            raise GradientError(
+                "checkpoint: trying to backward through the graph a second time (its inputs "
+                "were freed). Pass retain_graph=True to the first backward() if needed."
+            )
+        xs, cts = self.loader(self, cts, ctx) if self.loader else (self.saved, cts)
+        cts = [dispatch.full(a.shape, 0, a.dtype) if c is None else c
+               for c, a in zip(cts, self.out_avals)]
+        barrier = [bind(optimization_barrier_p, x) if _inexact(x) else x for x in xs]
+        outer_rng = get_rng_state()
+        set_rng_state(self.rng)
+        old = state.hook
+        if self.policy is not None:
+            state.hook = _Replay(self.policy, self.level, self.stash, old)
+        try:
+            _, pull = vjp(self.fn, *barrier)
+            grads = pull(list(cts))
+        finally:
+            state.hook = old
+            set_rng_state(outer_rng)
+        if self.loader:
+            return self.loader.unload(grads, ctx)
+        return [g if p is not None else None for g, p in zip(grads, self.parents)]
+
+    def release(self):
+        self.saved = None
+        self.stash = None
+
+
+def _inexact(x) -> bool:
+    return is_inexact(x.dtype)
+
+
+# ---------------------------------------------------------------------- public API
+def checkpoint(f=None, *, policy=None):
+    """Checkpoint ``f`` (also usable as ``@checkpoint`` or ``@checkpoint(policy=...)``).
+
+    Tensors ``f`` should be differentiated with respect to must be passed as arguments
+    (pytrees allowed); other arguments are treated as constants. ``policy`` is a callable
+    ``prim -> bool`` or a collection of primitive names whose outputs are stored instead of
+    recomputed (``save_decompositions`` keeps SVD/QR/eigh results).
+    """
+    if f is None:
+        return functools.partial(checkpoint, policy=policy)
+    pol = _policy_fn(policy)
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        flat, tree = tree_flatten(args)
+        is_t = [isinstance(x, Tensor) for x in flat]
+        tensors = [x for x, t in zip(flat, is_t) if t]
+        out_tree_box = []
+
+        def fn_flat(*ts):
+            it = iter(ts)
+            full = [next(it) if t else x for x, t in zip(flat, is_t)]
+            out = f(*tree_unflatten(tree, full))
+            leaves, otree = tree_flatten(out)
+            if not out_tree_box:
+                out_tree_box.append(otree)
+            return [tensor_of(o) for o in leaves]
+
+        top = top_trace(tensors, "checkpoint")
+        outs = top.process_checkpoint(fn_flat, tensors, pol)
+        return tree_unflatten(out_tree_box[0], outs)
+
+    return wrapped
+
+
+def checkpoint_loop(step, carry, n: int, segments: int | None = None, policy=None):
+    """Run ``carry = step(carry)`` ``n`` times with ~sqrt(n) checkpointed segments, so the
+    residuals kept for the backward pass grow like sqrt(n) instead of n, for about one extra
+    forward pass of compute. ``carry`` may be a pytree of tensors."""
+    if n <= 0:
+        return carry
+    if segments is None:
+        segments = max(1, round(n**0.5))
+    segments = max(1, min(segments, n))
+    base, extra = divmod(n, segments)
+    lengths = [base + (1 if i < extra else 0) for i in range(segments)]
+
+    def run(c, k):
+        for _ in range(k):
+            c = step(c)
+        return c
+
+    for k in lengths:
+        carry = checkpoint(functools.partial(_run_segment, run, k), policy=policy)(carry)
+    return carry
+
+
+def _run_segment(run, k, carry):
+    return run(carry, k)
+
+
+# ------------------------------------------------------------ residual inspection
+@dataclass
+class Residual:
+    op: str
+    shape: tuple
+    dtype: str
+    nbytes: int
+
+
+class Residuals(list):
+    """What a backward pass would keep alive, one entry per distinct saved array."""
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(r.nbytes for r in self)
+
+    def __str__(self):
+        lines = [f"{'op':<20}{'shape':<22}{'dtype':<12}{'bytes':>14}"]
+        for r in self:
+            lines.append(f"{r.op:<20}{str(r.shape):<22}{r.dtype:<12}{r.nbytes:>14,}")
+        lines.append(f"{'total':<54}{self.total_bytes:>14,}")
+        return "\n".join(lines)
+
+
+def saved_residuals(f, *args) -> Residuals:
+    """Run ``f`` under reverse mode and list what the backward pass keeps alive (each
+    distinct saved array once, with the operation that saved it), and the total bytes."""
+    from .engine import TemplateNode, toposort
+    from .reverse import TapeTrace, TapeTracer, _inputs
+    from ..core.dispatch import new_trace
+
+    flat, tree = tree_flatten(args)
+    flat = [tensor_of(x) for x in flat]
+    with new_trace(TapeTrace) as tr:
+        ins, _ = _inputs(tr, flat)
+        out = f(*tree_unflatten(tree, ins))
+        roots = [o.node for o in tree_flatten(out)[0]
+                 if type(o) is TapeTracer and o._trace is tr and o.node is not None]
+    res, seen = Residuals(), set()
+    input_ids = {_buffer_id(x) for x in flat}
+    for node in toposort(roots):
+        if isinstance(node, TemplateNode):
+            op, vals = node.tmpl.prim.name, node.saved
+        elif isinstance(node, CheckpointNode):
+            op, vals = "checkpoint", node.saved
+        else:
+            continue
+        for v in vals or ():
+            key, n = _buffer(v)
+            if key in seen or key in input_ids:
+                continue
+            seen.add(key)
+            res.append(Residual(op, tuple(v.shape), v.dtype.name, n))
+    return res
+
+
+def _buffer(v):
+    """(identity, bytes) of the memory a saved value keeps alive: for NumPy arrays the whole
+    underlying buffer (a view keeps its base alive; a broadcast constant is tiny)."""
+    import numpy as np
+
+    a = getattr(v, "_value", None)
+    if isinstance(a, np.ndarray):
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        return id(a), a.nbytes
+    n = v.dtype.itemsize
+    for d in v.shape:
+        n *= d if isinstance(d, int) else 1
+    return (id(v) if a is None else id(a)), n
+
+
+def _buffer_id(v):
+    return _buffer(v)[0]
+
+
+_ = Zero

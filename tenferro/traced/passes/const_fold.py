@@ -1,0 +1,42 @@
+"""Constant folding: an equation whose inputs are all constants is evaluated once, at compile
+time, on the host (NumPy). Results much larger than their inputs (e.g. a scalar broadcast to
+a big matrix) are not folded: materialising them would cost memory and file size for nothing.
+For the same reason zero-input constants (``full``, ``iota``) become constants only when small."""
+
+from __future__ import annotations
+
+from ...ir.program import Program
+from ..host import host_xp
+
+MIN_BYTES = 1 << 16
+
+
+def const_fold(program: Program) -> Program:
+    consts = dict(program.consts)
+    by_id = {id(v): c for v, c in consts.items()}
+    xp = host_xp()
+    eqns = []
+    for eqn in program.eqns:
+        if all(id(v) in by_id for v in eqn.inputs):
+            in_bytes = sum(_nbytes(v) for v in eqn.inputs)
+            out_bytes = sum(_nbytes(v) for v in eqn.outputs)
+            limit = max(in_bytes, MIN_BYTES) if eqn.inputs else MIN_BYTES // 16
+            if out_bytes <= limit:
+                outs = eqn.prim.impl(xp, *[by_id[id(v)] for v in eqn.inputs], **eqn.params)
+                outs = outs if eqn.prim.multiple_results else (outs,)
+                for v, o in zip(eqn.outputs, outs):
+                    consts[v] = o
+                    by_id[id(v)] = o
+                continue
+        eqns.append(eqn)
+    return Program(program.inputs, eqns, program.outputs, consts)
+
+
+def _nbytes(v) -> int:
+    n = v.aval.dtype.itemsize
+    for d in v.aval.shape:
+        if not isinstance(d, int):
+            return 1 << 62
+        n *= d
+    return n
+

@@ -1,0 +1,233 @@
+"""Saving and loading graphs: a versioned, documented format with no pickled code.
+
+A graph file is a NumPy ``.npz`` archive (a zip of ``.npy`` files) holding:
+
+* ``graph.json`` — UTF-8 JSON (stored as a uint8 array):
+  ``{"format": "tenferro-graph", "version": 1, "name": str,
+     "inputs": [var], "consts": [var], "outputs": [var id],
+     "eqns": [{"prim": name, "inputs": [var id], "outputs": [var], "params": {k: value},
+               "source": "file:line (function)" or null}],
+     "in_tree": tree, "out_tree": tree}``
+  where ``var = {"id": int, "shape": [dim], "dtype": numpy dtype name}``; a dim is an int or
+  ``{"dyn": int}`` (a size known only at run time); params encode tuples as
+  ``{"tuple": [...]}``, dtypes as ``{"dtype": name}``, complex numbers as
+  ``{"complex": [re, im]}``, and ints/floats/bools/strings/None as themselves;
+  ``tree`` is ``{"kind": "leaf"|"none"|"tuple"|"list"|"dict", "keys": [...]?,
+  "children": [tree]}`` (namedtuples are stored as tuples).
+* ``const_<i>.npy`` — the value of ``consts[i]``.
+
+Primitives are referenced by name and looked up in ``chainrules.PRIMITIVES``. Loading refuses
+files with a newer version, unknown primitives, or malformed content, with a ``GraphError``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+
+from chainrules import PRIMITIVES, ShapedArray
+
+from ..errors import GraphError
+from ..ir.program import Eqn, Program, Var
+from ..pytree import TreeDef
+
+FORMAT = "tenferro-graph"
+VERSION = 1
+
+
+# ----------------------------------------------------------------------------- encode
+def _enc(v):
+    if isinstance(v, tuple):
+        return {"tuple": [_enc(x) for x in v]}
+    if isinstance(v, list):
+        return {"tuple": [_enc(x) for x in v]}
+    if isinstance(v, np.dtype):
+        return {"dtype": v.name}
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    if isinstance(v, (complex, np.complexfloating)):
+        return {"complex": [float(v.real), float(v.imag)]}
+    if v is None or isinstance(v, str):
+        return v
+    from .dyn import DynDim
+
+    if isinstance(v, DynDim):
+        return {"dyn": v.id}
+    raise GraphError(f"save: cannot encode parameter value {v!r} of type {type(v).__name__}")
+
+
+def _enc_var(v: Var):
+    return {"id": v.id, "shape": [_enc(d) for d in v.aval.shape], "dtype": v.aval.dtype.name}
+
+
+def _enc_tree(td: TreeDef):
+    kind = "tuple" if td.kind == "namedtuple" else td.kind
+    out = {"kind": kind, "children": [_enc_tree(c) for c in td.children]}
+    if td.kind == "dict":
+        out["keys"] = [_enc(k) for k in td.meta]
+    return out
+
+
+def save_graph(graph, path) -> None:
+    p = graph.program
+    doc = {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": graph.name,
+        "inputs": [_enc_var(v) for v in p.inputs],
+        "consts": [_enc_var(v) for v in p.consts],
+        "outputs": [v.id for v in p.outputs],
+        "eqns": [
+            {
+                "prim": e.prim.name,
+                "inputs": [v.id for v in e.inputs],
+                "outputs": [_enc_var(v) for v in e.outputs],
+                "params": {k: _enc(val) for k, val in e.params.items()},
+                "source": e.source,
+            }
+            for e in p.eqns
+        ],
+        "in_tree": _enc_tree(graph.in_tree),
+        "out_tree": _enc_tree(graph.out_tree),
+    }
+    arrays = {"graph.json": np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)}
+    for i, c in enumerate(p.consts.values()):
+        arrays[f"const_{i}"] = np.asarray(c)
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+# ----------------------------------------------------------------------------- decode
+class _Decoder:
+    def __init__(self):
+        self.vars: dict[int, Var] = {}
+        self.dyn: dict[int, object] = {}
+
+    def value(self, v):
+        if isinstance(v, dict):
+            if "tuple" in v:
+                return tuple(self.value(x) for x in v["tuple"])
+            if "dtype" in v:
+                return np.dtype(v["dtype"])
+            if "complex" in v:
+                re, im = v["complex"]
+                return complex(re, im)
+            if "dyn" in v:
+                from .dyn import DynDim
+
+                d = self.dyn.get(v["dyn"])
+                if d is None:
+                    d = self.dyn[v["dyn"]] = DynDim()
+                return d
+            raise GraphError(f"load: unknown encoded value {v!r}")
+        return v
+
+    def new_var(self, spec) -> Var:
+        try:
+            shape = tuple(self.value(d) for d in spec["shape"])
+            var = Var(ShapedArray(shape, np.dtype(spec["dtype"])))
+            self.vars[int(spec["id"])] = var
+        except (KeyError, TypeError, ValueError) as e:
+            raise GraphError(f"load: malformed value description {spec!r} ({e})") from None
+        return var
+
+    def var(self, vid) -> Var:
+        v = self.vars.get(vid)
+        if v is None:
+            raise GraphError(f"load: value {vid} is used before it is defined (corrupt file)")
+        return v
+
+    def tree(self, t) -> TreeDef:
+        kind = t["kind"]
+        kids = tuple(self.tree(c) for c in t.get("children", ()))
+        if kind == "leaf":
+            return TreeDef("leaf", None, ())
+        if kind == "none":
+            return TreeDef("none", None, ())
+        if kind == "dict":
+            return TreeDef("dict", tuple(self.value(k) for k in t["keys"]), kids)
+        if kind in ("tuple", "list"):
+            return TreeDef(kind, None, kids)
+        raise GraphError(f"load: unknown tree kind {kind!r}")
+
+
+def load_graph(path):
+    from .graph import Graph
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            doc = json.loads(bytes(z["graph.json"]).decode())
+            arrays = {k: z[k] for k in z.files if k.startswith("const_")}
+    except GraphError:
+        raise
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as e:
+        raise GraphError(f"load: {path} is not a readable tenferro graph file ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise GraphError(f"load: {path} is not a tenferro graph file")
+    version = doc.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise GraphError(
+            f"load: {path} uses graph format version {version}, newer than this tenferro "
+            f"understands ({VERSION}); upgrade tenferro to load it."
+        )
+    d = _Decoder()
+    try:
+        inputs = [d.new_var(s) for s in doc["inputs"]]
+        consts = {}
+        for i, s in enumerate(doc["consts"]):
+            v = d.new_var(s)
+            arr = arrays[f"const_{i}"]
+            if tuple(arr.shape) != tuple(v.aval.shape) or arr.dtype != v.aval.dtype:
+                raise GraphError(f"load: constant {i} does not match its declared {v.aval}")
+            consts[v] = arr
+        eqns = []
+        for e in doc["eqns"]:
+            prim = PRIMITIVES.get(e["prim"])
+            if prim is None:
+                raise GraphError(
+                    f"load: unknown primitive {e['prim']!r} (saved by a newer tenferro?)"
+                )
+            ins = [d.var(i) for i in e["inputs"]]
+            params = {k: d.value(v) for k, v in e["params"].items()}
+            outs = [d.new_var(s) for s in e["outputs"]]
+            eqns.append(Eqn(prim, ins, params, outs, e.get("source")))
+        outputs = [d.var(i) for i in doc["outputs"]]
+        in_tree, out_tree = d.tree(doc["in_tree"]), d.tree(doc["out_tree"])
+    except GraphError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise GraphError(f"load: {path} is corrupt ({type(e).__name__}: {e})") from None
+    _validate(eqns)
+    return Graph(Program(inputs, eqns, outputs, consts), in_tree, out_tree, doc.get("name", "f"))
+
+
+def _validate(eqns):
+    """Re-run shape inference: a file whose equations do not type-check is corrupt."""
+    from chainrules.core import out_avals
+
+    for e in eqns:
+        try:
+            avals = out_avals(e.prim, [v.aval for v in e.inputs], e.params)
+        except Exception as err:
+            raise GraphError(f"load: equation {e.prim.name} does not type-check ({err})") from None
+        for v, a in zip(e.outputs, avals):
+            if not _same(v.aval, a):
+                raise GraphError(
+                    f"load: equation {e.prim.name} declares output {v.aval} but computes {a}"
+                )
+
+
+def _same(a, b) -> bool:
+    return a.dtype == b.dtype and len(a.shape) == len(b.shape) and all(
+        x is y or x == y for x, y in zip(a.shape, b.shape)
+    )
+
+
+_ = io
