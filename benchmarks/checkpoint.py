@@ -13,9 +13,8 @@ import gc
 import time
 import tracemalloc
 
-from _common import table
-
 import numpy as np
+from _common import table
 
 import tenferro as tf
 

@@ -8,9 +8,8 @@ Target ([forward]): hvp / grad <= 3x.   Run: python benchmarks/hvp.py
 
 from __future__ import annotations
 
-from _common import median_time, pin_torch, table, try_import
-
 import numpy as np
+from _common import median_time, pin_torch, table, try_import
 
 N, STEPS = 64, 50  # 6 ops per step -> 300 ops
 rng = np.random.default_rng(0)

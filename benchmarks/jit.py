@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import time
 
-from _common import median_time, table
-
 import numpy as np
+from _common import median_time, table
 
 import tenferro as tf
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import time
 
-from _common import median_time, pin_torch, table, try_import
-
 import numpy as np
+from _common import median_time, pin_torch, table, try_import
 
 N = 1000  # ops per chain (4 kinds, 250 rounds)
 X0 = np.random.default_rng(0).uniform(0.1, 0.5, (2, 2))

@@ -21,7 +21,8 @@ is what lets one rule serve eager evaluation, graph building and every transform
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +110,7 @@ def is_undefined(x) -> bool:
     return type(x) is UndefinedPrimal
 
 
-PRIMITIVES: dict[str, "Primitive"] = {}
+PRIMITIVES: dict[str, Primitive] = {}
 """Every primitive by name (graph serialization looks primitives up here)."""
 
 

@@ -30,9 +30,9 @@ from .core.dispatch import default_device
 from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .core.tensor import Tensor
 from .einsum import contract_path, einsum, ncon
-from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
 from .ops import *  # noqa: F401,F403
 from .ops import __all__ as _ops_all
+from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
 
 bool = bool_  # noqa: A001  (tenferro.bool, like numpy/torch)
 

@@ -91,6 +91,7 @@ PROGRAMS = [
             + tf.astype(x, tf.complex128).imag, (S,), dtypes=R),
     Program("convert_complex_to_real", lambda x: tf.astype(x, tf.float64), (S,),
             dtypes=("c128",)),
+    Program("optimization_barrier", lambda x: _barrier(x) * x, (S,)),
     Program("copy_and_stop_gradient",  # the stop_gradient terms cancel in value and in AD
             lambda x: tf.copy(x) * x + tf.stop_gradient(x) * x - tf.stop_gradient(x) * x, (S,)),
     # -- reductions
@@ -151,6 +152,12 @@ PROGRAMS = [
             if x.dtype.kind == "c" else x * y, (S, S)),
     Program("dtype_promotion", lambda x: x * 2.5 + tf.arange(4) + (tf.real(x) > 0), (S,)),
 ]
+
+
+def _barrier(x):
+    from chainrules.primitives.elementwise import optimization_barrier_p
+
+    return bind(optimization_barrier_p, x)
 
 
 def _setitem(x, v):

@@ -10,9 +10,9 @@ from .elementwise import (
     conj_p,
     convert_element_type_p,
     copy_p,
-    device_put_p,
     cos_p,
     cosh_p,
+    device_put_p,
     div_p,
     eq_p,
     exp_p,
@@ -52,6 +52,7 @@ from .elementwise import (
     tanh_p,
 )
 from .indexing import gather_p, scatter_add_p
+from .linalg import *  # noqa: F401,F403  (decompositions, solves, expm)
 from .reductions import (
     argmax_p,
     argmin_p,

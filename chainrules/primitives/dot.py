@@ -24,23 +24,26 @@ dot_general_p = Primitive("dot_general")
 @dot_general_p.def_abstract_eval
 def _dot_aval(x, y, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
-    desc = f"{fmt_aval(x)} and {fmt_aval(y)} with dimension_numbers {dimension_numbers}"
+
+    def desc():  # formatted only when an error is raised: this runs on every eager call
+        return f"{fmt_aval(x)} and {fmt_aval(y)} with dimension_numbers {dimension_numbers}"
+
     if x.dtype != y.dtype:
         raise DTypeError(
-            f"dot_general: operand dtypes differ ({desc}); use tenferro.tensordot/einsum "
+            f"dot_general: operand dtypes differ ({desc()}); use tenferro.tensordot/einsum "
             f"(which promote) or .astype first."
         )
     if len(lc) != len(rc) or len(lb) != len(rb):
-        raise ShapeError(f"dot_general: unpaired contracting or batch axes ({desc}).")
+        raise ShapeError(f"dot_general: unpaired contracting or batch axes ({desc()}).")
     for axes, nd in ((list(lc) + list(lb), x.ndim), (list(rc) + list(rb), y.ndim)):
         if len(set(axes)) != len(axes) or any(not 0 <= a < nd for a in axes):
-            raise ShapeError(f"dot_general: repeated or out-of-range axes ({desc}).")
+            raise ShapeError(f"dot_general: repeated or out-of-range axes ({desc()}).")
     for kind, la, ra in (("contracting", lc, rc), ("batch", lb, rb)):
         for a, c in zip(la, ra):
             if x.shape[a] != y.shape[c]:
                 raise ShapeError(
                     f"dot_general: {kind} axis {a} of the lhs has size {x.shape[a]} but axis {c} "
-                    f"of the rhs has size {y.shape[c]} ({desc})."
+                    f"of the rhs has size {y.shape[c]} ({desc()})."
                 )
     shape = [x.shape[a] for a in lb]
     shape += [x.shape[a] for a in free_axes(x.ndim, lc, lb)]

@@ -328,15 +328,15 @@ def _diag_embed_aval(x, *, offset, dims):
 
 @diag_embed_p.def_impl
 def _diag_embed_impl(xp, x, *, offset, dims):
+    # write the diagonal through a strided slice of the flattened matrices: O(L) work
     m, n = dims
     L = x.shape[-1]
-    r0 = max(0, -offset)
-    col = xp.zeros(x.shape[:-1] + (m,), dtype=x.dtype)
-    col[..., r0 : r0 + L] = x
-    i = xp.reshape(xp.arange(m), (m, 1))
-    j = xp.reshape(xp.arange(n), (1, n))
-    mask = (i + offset) == j
-    return xp.where(mask, col[..., :, None], xp.zeros((), dtype=x.dtype))
+    lead = tuple(x.shape[:-1])
+    out = xp.zeros(lead + (m * n,), dtype=x.dtype)
+    if L:
+        start = max(0, -offset) * n + max(0, offset)
+        out[..., start : start + (L - 1) * (n + 1) + 1 : n + 1] = x
+    return xp.reshape(out, lead + (m, n))
 
 
 diag_embed_p.def_jvp(

@@ -21,8 +21,8 @@ import functools
 from dataclasses import dataclass
 
 from chainrules import Zero
-from chainrules.primitives.elementwise import optimization_barrier_p
 from chainrules.dtypes import is_inexact
+from chainrules.primitives.elementwise import optimization_barrier_p
 
 from ..core.dispatch import bind, dispatch, state, top_trace
 from ..core.tensor import Tensor
@@ -235,9 +235,9 @@ class Residuals(list):
 def saved_residuals(f, *args) -> Residuals:
     """Run ``f`` under reverse mode and list what the backward pass keeps alive (each
     distinct saved array once, with the operation that saved it), and the total bytes."""
+    from ..core.dispatch import new_trace
     from .engine import TemplateNode, toposort
     from .reverse import TapeTrace, TapeTracer, _inputs
-    from ..core.dispatch import new_trace
 
     flat, tree = tree_flatten(args)
     flat = [tensor_of(x) for x in flat]

@@ -18,7 +18,7 @@ from chainrules import Zero
 from chainrules.core import out_avals
 from chainrules.dtypes import is_inexact
 
-from ..ir.program import IRBuilder, Program, Var, compile_impl, dce, used_vars
+from ..ir.program import IRBuilder, Program, Var, compile_impl, dce, params_key, used_vars
 from ..ir.transpose import linear_eqn_mask, transpose_eqns
 
 
@@ -122,10 +122,12 @@ class Template:
 
     def vjp_program(self, ct_mask: tuple) -> Program:
         """Inputs: nonzero cotangents, then saved inputs, then saved outputs.
-        Outputs: one cotangent per primal input (``None`` = zero)."""
+        Outputs: one cotangent per primal input (``None`` = zero). Simplified by the graph
+        passes (repeated residual work such as conj(V) is computed once)."""
         p = self._vjp.get(ct_mask)
         if p is None:
-            p = self._vjp[ct_mask] = self._build_vjp(ct_mask, self._saved_vars())[0]
+            p = simplify(self._build_vjp(ct_mask, self._saved_vars())[0])
+            self._vjp[ct_mask] = p
         return p
 
     def vjp_impl(self, ct_mask: tuple):
@@ -143,15 +145,13 @@ class Template:
         return self._jvp
 
 
+def simplify(program: Program) -> Program:
+    from ..traced.passes import cse, dce, fold_shapes
+
+    return dce(cse(fold_shapes(program)))
+
+
 _CACHE: dict = {}
-
-
-def params_key(params: dict):
-    if not params:
-        return ()
-    if len(params) == 1:
-        return tuple(params.items())
-    return tuple(sorted(params.items()))
 
 
 def get_template(prim, params, in_avals, nonzero_in, key=None) -> Template:

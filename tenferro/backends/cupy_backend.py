@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import DeviceError
 from . import Backend
+from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public
 
 
@@ -60,4 +61,5 @@ def make_backend(index: int) -> Backend:  # pragma: no cover - needs a GPU
     ns.to_numpy = lambda a: cupy.asnumpy(a)
     ns.is_native = lambda a: isinstance(a, cupy.ndarray)
     ns.linalg = cupy.linalg
+    ns.linalg_ext = ArrayAPILinalg(ns)
     return Backend("cupy", f"cuda:{index}", ns, native_device=dev)

@@ -5,11 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from . import Backend
+from .linalg_ext import ScipyLinalg
 from .namespace import Namespace, copy_public
 
 
 def _constant(shape, value, dtype):
-    # A broadcast view of a 0-d array: no allocation however large ``shape`` is.
+    # Large constants are read-only broadcast views of a 0-d array (no allocation); small
+    # ones are filled directly, which is faster than building a view.
+    n = 1
+    for d in shape:
+        n *= d
+    if n <= 4096:
+        return np.full(shape, value, dtype)
     return np.broadcast_to(np.asarray(value, dtype=dtype), shape)
 
 
@@ -33,4 +40,5 @@ def make_backend() -> Backend:
     ns.to_numpy = _to_numpy
     ns.is_native = lambda a: isinstance(a, np.ndarray)
     ns.asarray = np.asarray
+    ns.linalg_ext = ScipyLinalg(ns)
     return Backend("numpy", "cpu", ns)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import DeviceError
 from . import Backend
+from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public, generic_scatter_add
 
 _DEVICE_NAMES = ("CPU_DEVICE", "device1", "device2")
@@ -46,7 +47,15 @@ def make_backend(index: int, device: str) -> Backend:
         if d is None:
             return None
         if isinstance(d, np.dtype) or isinstance(d, type):
-            return to_native[np.dtype(d)]
+            native = to_native.get(np.dtype(d))
+            if native is None:
+                from ..errors import DTypeError
+
+                raise DTypeError(
+                    f"the array_api_strict backend has no {np.dtype(d).name} dtype; use "
+                    f"float32/float64/complex64/complex128 or an integer/bool dtype."
+                )
+            return native
         return d
 
     ns = Namespace()
@@ -93,4 +102,5 @@ def make_backend(index: int, device: str) -> Backend:
     ns.to_numpy = lambda a: np.asarray(xp.asarray(a, device=xp.Device("CPU_DEVICE")))
     ns.is_native = lambda a: isinstance(a, Array)
     ns.linalg = xp.linalg
+    ns.linalg_ext = ArrayAPILinalg(ns)
     return Backend("array_api_strict", device, ns, native_device=dev)

@@ -18,9 +18,10 @@ from chainrules import ShapedArray
 from chainrules.dtypes import is_inexact
 
 from ..autodiff.engine import BindContext, ImplContext, LeafNode, TemplateNode, backward_pass
-from ..autodiff.templates import get_template, params_key
+from ..autodiff.templates import get_template
 from ..backends import Backend, backend_of_array, get_backend
 from ..errors import DeviceError, DTypeError, GradientError, ShapeError, TenferroError, fmt_aval
+from ..ir.program import params_key
 from . import dispatch as D
 from .dispatch import Trace, state
 from .tensor import Tensor
@@ -76,7 +77,8 @@ class EagerTensor(Tensor):
     def item(self):
         if self.size != 1:
             raise ShapeError(
-                f"item: only a one-element tensor converts to a Python scalar; got {fmt_aval(self)}."
+                f"item: only a one-element tensor converts to a Python scalar; got "
+                f"{fmt_aval(self)}."
             )
         return self._backend.to_numpy(self._value).reshape(()).item()
 
@@ -101,7 +103,9 @@ class EagerTensor(Tensor):
         return int(self.item())
 
     def __repr__(self):
-        body = np.array2string(self._backend.to_numpy(self._value), separator=", ", prefix="tensor(")
+        body = np.array2string(
+            self._backend.to_numpy(self._value), separator=", ", prefix="tensor("
+        )
         extra = []
         if self.dtype not in (np.dtype("float64"), np.dtype("int64"), np.dtype("bool")):
             extra.append(f"dtype={self.dtype.name}")
@@ -341,7 +345,7 @@ class EvalTrace(Trace):
         if backend is None:
             backend = get_backend(params.get("device") or state.default_device)
         if CHECK or prim.validate_eager:
-            _check(prim, vals, params, backend)
+            expected = _check(prim, vals, params, backend)
         try:
             out = prim.impl(backend.xp, *vals, **params)
         except TenferroError:
@@ -351,9 +355,13 @@ class EvalTrace(Trace):
             raise _impl_error(prim, vals, params, backend, e) from e
         if prim.out_device is not None:  # a transfer: the output lives elsewhere
             out_backend = get_backend(prim.out_device(params))
+            if CHECK:
+                _check_outputs(prim, out, expected, out_backend)
             if recording and state.grad_enabled:
                 return _record(prim, params, args, vals, out, out_backend, backend)
             return _wrap(out, out_backend)
+        if CHECK:
+            _check_outputs(prim, out, expected, backend)
         if recording and state.grad_enabled:
             return _record(prim, params, args, vals, out, backend, backend)
         if prim.multiple_results:
@@ -432,7 +440,19 @@ def _avals(vals, backend):
 def _check(prim, vals, params, backend):
     from chainrules.core import out_avals
 
-    out_avals(prim, _avals(vals, backend), params)
+    return out_avals(prim, _avals(vals, backend), params)
+
+
+def _check_outputs(prim, out, expected, backend):
+    """TENFERRO_CHECK: an impl must return exactly what its abstract_eval promised."""
+    outs = out if prim.multiple_results else (out,)
+    got = _avals(outs, backend)
+    for g, e in zip(got, expected):
+        if g.shape != e.shape or g.dtype != e.dtype:
+            raise AssertionError(
+                f"{prim.name}: impl returned {g} but abstract_eval promised {e} "
+                f"({backend.name} backend)"
+            )
 
 
 def _impl_error(prim, vals, params, backend, e):
@@ -528,7 +548,7 @@ def run_backward(pairs, retain_graph, create_graph, inputs=None, collect=None):
     if collect is not None:
         return [_as_grad(got.get((id(t._node), t._index), (None, None))[1], t, ctx)
                 for t in collect]
-    for (_, idx), (node, ct) in got.items():
+    for node, ct in got.values():
         if type(node) is not LeafNode:
             continue
         t = node.ref()

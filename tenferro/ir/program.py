@@ -84,6 +84,15 @@ class IRBuilder(Builder):
         return tuple(outs) if prim.multiple_results else outs[0]
 
 
+def params_key(params: dict):
+    """A hashable key for a params dict (sorted items; cheap for the common small cases)."""
+    if not params:
+        return ()
+    if len(params) == 1:
+        return tuple(params.items())
+    return tuple(sorted(params.items()))
+
+
 def eval_program(program: Program, args, apply):
     """Run ``program`` on ``args``; ``apply(prim, values, params)`` returns a list of outputs."""
     env = dict(program.consts)

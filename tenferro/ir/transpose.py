@@ -43,7 +43,7 @@ def transpose_eqns(builder, eqns, lin_mask, linear_ids, known, cts):
                 f"rule), so the function cannot be transposed. linear_transpose needs a "
                 f"function that is linear in its arguments."
             )
-        ct_out = [Zero(v.aval) if c is None else c for c in ct_out]
+        ct_out = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, ct_out)]
         args = [
             UndefinedPrimal(v.aval) if id(v) in linear_ids else known[id(v)] for v in eqn.inputs
         ]

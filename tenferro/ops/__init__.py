@@ -91,6 +91,7 @@ from .reductions import (
     cumsum,
     log_softmax,
     logsumexp,
+    matrix_trace,
     max,
     mean,
     min,
@@ -99,7 +100,6 @@ from .reductions import (
     softmax,
     std,
     sum,
-    matrix_trace,
     var,
 )
 from .shape import (

@@ -82,9 +82,8 @@ def getitem(x, idx) -> Tensor:
     idx = _normalize(idx, x)
     has_array = any(_is_array_index(i) for i in idx)
     # Pass 1: slices, None, and (without array indices) integers.
-    starts, limits, strides, flips, new_shape_ops = [], [], [], [], []
+    starts, limits, strides, flips = [], [], [], []
     axis = 0
-    kept = []  # per remaining axis after pass 1: original index entry (array/int) or None
     out_spec = []
     for i in idx:
         if i is None:

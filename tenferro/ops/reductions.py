@@ -147,16 +147,14 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:
     The 2-norm's derivative at the zero vector is taken as 0.
     """
     x = tensor_of(x)
-    if ord in ("fro", "f") or ord is None or ord == 2:
-        if ord == 2 and isinstance(axis, tuple) and len(axis) == 2:
-            from ..linalg import norm as lnorm
-
-            return lnorm(x, ord, axis, keepdims)
-        return safe_sqrt(sum(abs2(to_inexact(x)), axis, keepdims))
-    if isinstance(ord, str):
+    matrix = (isinstance(axis, (tuple, list)) and len(axis) == 2) or (
+        axis is None and ord is not None and x.ndim == 2)
+    if isinstance(ord, str) or (matrix and ord not in (None, "fro", "f")):
         from ..linalg import norm as lnorm
 
         return lnorm(x, ord, axis, keepdims)
+    if ord in ("fro", "f") or ord is None or ord == 2:
+        return safe_sqrt(sum(abs2(to_inexact(x)), axis, keepdims))
     a = abs(to_inexact(x))
     if ord == np.inf:
         return max(a, axis, keepdims)

@@ -2,8 +2,8 @@
 
 from .graph import Graph
 from .jit import jit
-from .staging import StagingTrace, TracedTensor
 from .serialize import load_graph as load
+from .staging import StagingTrace, TracedTensor
 from .trace import ShapeDtype, trace
 
 __all__ = ["Graph", "ShapeDtype", "StagingTrace", "TracedTensor", "jit", "load", "trace"]

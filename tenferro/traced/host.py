@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def host_xp():
     from ..backends.numpy_backend import make_backend
 

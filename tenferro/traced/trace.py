@@ -82,7 +82,8 @@ def _with_traceback_line(e: TenferroError) -> TenferroError:
     while tb is not None:
         fn = os.path.abspath(tb.tb_frame.f_code.co_filename)
         if not fn.startswith(_PKG_DIRS):
-            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno} ({tb.tb_frame.f_code.co_name})"
+            code = tb.tb_frame.f_code
+            where = f"{code.co_filename}:{tb.tb_lineno} ({code.co_name})"
         tb = tb.tb_next
     if where:
         e.args = (f"{e.args[0] if e.args else ''} [at {where}]",) + tuple(e.args[1:])

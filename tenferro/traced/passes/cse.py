@@ -8,8 +8,7 @@ such a barrier so that the recomputed forward is not folded back into the origin
 
 from __future__ import annotations
 
-from ...autodiff.templates import params_key
-from ...ir.program import Eqn, Program
+from ...ir.program import Eqn, Program, params_key
 
 NO_CSE: set[str] = set()
 

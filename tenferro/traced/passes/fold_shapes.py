@@ -1,13 +1,15 @@
 """Fold chains of layout operations: transpose(transpose(x)) becomes one transpose,
 reshape(reshape(x)) one reshape, broadcast(broadcast(x)) one broadcast, a broadcast constant
-one bigger constant, and identity reshapes/transposes/broadcasts/casts vanish. The inner
-equations, if now unused, are removed by DCE."""
+one bigger constant, involutions (conj(conj(x)), neg(neg(x))) and identity
+reshapes/transposes/broadcasts/casts vanish. The inner equations, if unused, go in DCE."""
 
 from __future__ import annotations
 
 from chainrules import primitives as P
 
 from ...ir.program import Eqn, Program
+
+_INVOLUTIONS = (P.conj_p, P.neg_p)
 
 
 def fold_shapes(program: Program) -> Program:
@@ -33,6 +35,11 @@ def fold_shapes(program: Program) -> Program:
             if tuple(ins[0].aval.shape) == tuple(params["new_sizes"]):
                 replace[id(eqn.outputs[0])] = ins[0]
                 continue
+        elif prim in _INVOLUTIONS and (src := producer.get(id(ins[0]))) is not None and (
+            src.prim is prim
+        ):  # conj(conj(x)) = x, neg(neg(x)) = x
+            replace[id(eqn.outputs[0])] = src.inputs[0]
+            continue
         elif prim is P.convert_element_type_p and ins[0].aval.dtype == params["new_dtype"]:
             replace[id(eqn.outputs[0])] = ins[0]
             continue

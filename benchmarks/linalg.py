@@ -1,0 +1,198 @@
+"""Forward and forward+backward time of svd / qr / eigh: tenferro vs PyTorch vs JAX.
+
+Single-threaded BLAS (pinned below before NumPy is imported), float64 (or --dtype complex128),
+n x n random inputs.
+"fwd" is the decomposition alone; "fwd+bwd" is the decomposition plus the reverse pass of a
+loss that reads every output (sum of each output times a fixed random matrix, so all
+cotangents are non-zero and no peer can skip a branch). Medians of several runs; the last
+column is tenferro's time divided by the fastest peer's.
+
+Run: python benchmarks/linalg.py [--sizes 256 1024] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                   "intra_op_parallelism_threads=1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import tenferro as tf  # noqa: E402
+from tenferro import linalg as tla  # noqa: E402
+
+try:  # optional peers
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:  # pragma: no cover
+    torch = None
+try:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+except ImportError:  # pragma: no cover
+    jax = None
+
+
+def median_times(fns: dict, repeat: int, budget: float = 0.4) -> dict:
+    """Median wall time of each function. The functions are interleaved within every
+    repetition, so background load on the machine affects all of them alike; quick cases are
+    repeated until each has ~``budget`` seconds of samples (at least ``repeat``)."""
+    slowest = 0.0
+    for fn in fns.values():
+        fn()  # warm-up (JIT compilation, template caches, allocator)
+        t0 = time.perf_counter()
+        fn()
+        slowest = max(slowest, time.perf_counter() - t0)
+    repeat = max(repeat, min(200, int(budget / max(slowest, 1e-6))))
+    ts = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in ts.items()}
+
+
+def inputs(op, n, rng, dtype):
+    a = rng.standard_normal((n, n))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal((n, n))
+    if op == "eigh":
+        a = a + a.conj().T
+    return a.astype(dtype)
+
+
+def weigh(o, w, abs2):
+    """The benchmark loss term of one output: sum(o * w), or sum(|o|^2 w) for complex inputs
+    (invariant under the phase freedom of singular/eigen vectors, which torch insists on)."""
+    return (abs(o) ** 2 * w).sum() if abs2 else (o * w).sum()
+
+
+# Each case: op -> (tenferro forward, outputs), weights are applied to every output.
+def tf_cases(op):
+    if op == "svd":
+        return lambda a: tuple(tla.svd(a))
+    if op == "qr":
+        return lambda a: tuple(tla.qr(a))
+    return lambda a: tuple(tla.eigh(a))
+
+
+def torch_cases(op):
+    if op == "svd":
+        return lambda a: tuple(torch.linalg.svd(a, full_matrices=False))
+    if op == "qr":
+        return lambda a: tuple(torch.linalg.qr(a))
+    return lambda a: tuple(torch.linalg.eigh(a))
+
+
+def jax_cases(op):
+    if op == "svd":
+        return lambda a: tuple(jnp.linalg.svd(a, full_matrices=False))
+    if op == "qr":
+        return lambda a: tuple(jnp.linalg.qr(a))
+    return lambda a: tuple(jnp.linalg.eigh(a))
+
+
+def bench(op, n, repeat, rng, dtype):
+    a_np = inputs(op, n, rng, dtype)
+    cplx = np.dtype(dtype).kind == "c"
+    f = tf_cases(op)
+    outs = f(tf.tensor(a_np))
+    weights = [rng.standard_normal(o.shape) for o in outs]
+
+    # ---- tenferro (eager tape, NumPy/SciPy backend)
+    a_tf = tf.tensor(a_np)
+    w_tf = [tf.tensor(w) for w in weights]
+
+    def tf_fwd():
+        f(a_tf)
+
+    def tf_bwd():
+        x = tf.tensor(a_np, requires_grad=True)
+        loss = sum(tf.sum(tf.abs2(o) * w) if cplx else tf.sum(o * w)
+                   for o, w in zip(f(x), w_tf, strict=True))
+        loss.backward()
+        return x.grad
+
+    fwd, bwd = {"tenferro": tf_fwd}, {"tenferro": tf_bwd}
+    g_ref = tf_bwd().numpy()
+
+    if torch is not None:
+        ft = torch_cases(op)
+        a_t = torch.tensor(a_np)
+        w_t = [torch.tensor(w) for w in weights]
+
+        def t_fwd():
+            ft(a_t)
+
+        def t_bwd():
+            x = a_t.clone().requires_grad_()
+            loss = sum(weigh(o, w, cplx) for o, w in zip(ft(x), w_t, strict=True))
+            loss.backward()
+            return x.grad
+
+        fwd["torch"], bwd["torch"] = t_fwd, t_bwd
+        if op != "eigh":  # torch's eigh gradient is not symmetrised: compare only svd/qr
+            g = t_bwd().numpy()
+            err = np.abs(g - g_ref).max() / np.abs(g).max()
+            if err > 1e-6:
+                print(f"  warning: {op} {n}: tenferro and torch gradients differ ({err:.1e})")
+
+    if jax is not None:
+        fj = jax_cases(op)
+        a_j = jnp.asarray(a_np)
+        w_j = [jnp.asarray(w) for w in weights]
+        fwd_j = jax.jit(fj)
+
+        def loss_j(x):
+            return sum(weigh(o, w, cplx) for o, w in zip(fj(x), w_j, strict=True))
+
+        grad_j = jax.jit(jax.grad(loss_j))
+
+        def j_fwd():
+            jax.block_until_ready(fwd_j(a_j))
+
+        def j_bwd():
+            return jax.block_until_ready(grad_j(a_j))
+
+        fwd["jax"], bwd["jax"] = j_fwd, j_bwd
+    tf_, tb_ = median_times(fwd, repeat), median_times(bwd, repeat)
+    return {k: (tf_[k], tb_[k]) for k in fwd}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--ops", nargs="+", default=["svd", "qr", "eigh"])
+    ap.add_argument("--dtype", default="float64", choices=["float64", "complex128"])
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    peers = [p for p, mod in (("torch", torch), ("jax", jax)) if mod is not None]
+    head = f"{'op':5} {'n':>5} {'mode':8} {'tenferro':>10}" + "".join(f" {p:>10}" for p in peers)
+    print(head + f" {'ratio':>7}")
+    print("-" * len(head + "        "))
+    for op in args.ops:
+        for n in args.sizes:
+            res = bench(op, n, args.repeat, rng, args.dtype)
+            for i, mode in enumerate(("fwd", "fwd+bwd")):
+                mine = res["tenferro"][i]
+                best = min(res[p][i] for p in peers) if peers else float("nan")
+                cols = "".join(f" {res[p][i] * 1e3:9.1f}m" for p in peers)
+                print(f"{op:5} {n:5d} {mode:8} {mine * 1e3:9.1f}m{cols} {mine / best:7.2f}")
+    print(f"{args.dtype}; times in milliseconds (median of >= {args.repeat} interleaved runs); "
+          f"ratio = tenferro / fastest peer")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,358 @@
+"""Linear-algebra drivers for the backend namespaces (``xp.linalg_ext``).
+
+The decomposition primitives (``chainrules.primitives.linalg``) call these and nothing else, so
+the choice of LAPACK driver lives in one place per backend:
+
+* ``ScipyLinalg`` (NumPy backend): SciPy's LAPACK wrappers, batched over leading axes.
+  SVD uses ``gesdd`` (divide and conquer, the fastest) and falls back to ``gesvd`` when
+  ``gesdd`` fails to converge (it occasionally does on matrices with clustered singular values);
+  ``eigh`` uses ``syevd``/``heevd``; QR ``geqrf``; triangular solves ``trtrs``; ``expm`` and its
+  Frechet derivative SciPy's scaling-and-squaring Pade code (Al-Mohy & Higham).
+* ``ArrayAPILinalg`` (``array_api_strict``, CuPy): only ``xp.linalg`` of the array API standard,
+  plus array-API implementations of what the standard lacks (triangular solve through ``solve``
+  on the masked triangle, ``expm`` by scaling and squaring with a degree-13 Pade approximant,
+  its Frechet derivative by the block-triangular identity).
+
+Both apply the same *gauge conventions* to the outputs (see ``fix_column_phases``), so results
+and derivatives agree across backends.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# ----------------------------------------------------------------- gauge conventions
+
+
+def column_phases(xp, v):
+    """Phase of the largest-magnitude entry of each column of ``v`` (..., n, k).
+
+    Returns ``(..., k)``: ``v[p_j, j] / |v[p_j, j]|`` with ``p_j = argmax_p |v[p, j]|`` (the
+    first such ``p`` at ties); a sign for real ``v``. Multiplying column ``j`` by the conjugate
+    phase makes that entry real and positive: the gauge convention of ``svd`` and ``eigh``.
+    """
+    if v.shape[-2] == 0 or v.shape[-1] == 0:
+        return xp.ones(v.shape[:-2] + (v.shape[-1],), dtype=v.dtype)
+    p = xp.argmax(xp.abs(v), axis=-2)
+    vp = xp.take_along_axis(v, xp.expand_dims(p, axis=-2), axis=-2)[..., 0, :]
+    mag = xp.abs(vp)
+    ok = mag > 0
+    safe = xp.where(ok, mag, xp.ones_like(mag))
+    if xp.isdtype(v.dtype, "complex floating"):
+        mag_c = xp.astype(safe, v.dtype)
+        return xp.where(ok, vp / mag_c, xp.ones_like(vp))
+    return xp.where(ok, vp / safe, xp.ones_like(vp))
+
+
+def fix_svd_gauge(xp, u, s, vh):
+    """Rotate each singular pair (u_j, v_j) by a common phase so that the largest-magnitude
+    entry of v_j is real and positive. ``u_j v_j^H`` (hence the matrix) is unchanged."""
+    k = s.shape[-1]
+    v_thin = xp.conj(xp.matrix_transpose(vh[..., :k, :]))
+    ph = column_phases(xp, v_thin)  # (..., k)
+    c = xp.conj(ph)
+    u_thin = u[..., :, :k] * xp.expand_dims(c, axis=-2)
+    vh_thin = vh[..., :k, :] * xp.expand_dims(ph, axis=-1)
+    if u.shape[-1] > k:
+        u_thin = xp.concat([u_thin, u[..., :, k:]], axis=-1)
+    if vh.shape[-2] > k:
+        vh_thin = xp.concat([vh_thin, vh[..., k:, :]], axis=-2)
+    return u_thin, s, vh_thin
+
+
+def fix_eigh_gauge(xp, w, v):
+    """Make the largest-magnitude entry of every eigenvector real and positive."""
+    ph = column_phases(xp, v)
+    return w, v * xp.expand_dims(xp.conj(ph), axis=-2)
+
+
+def fix_qr_gauge(xp, q, r, positive):
+    """Make diag(R) real (always) and non-negative (``positive=True``).
+
+    LAPACK's Householder QR already returns a real diagonal; this guards other backends and
+    implements the positive gauge. Rows of R and columns of Q rotate by a common phase.
+    """
+    k = min(r.shape[-2], r.shape[-1])
+    d = xp.linalg.diagonal(r[..., :k, :k]) if k else r[..., :0, 0]
+    cplx = xp.isdtype(r.dtype, "complex floating")
+    if not positive and not cplx:
+        return q, r
+    mag = xp.abs(d)
+    ok = mag > 0
+    safe = xp.where(ok, mag, xp.ones_like(mag))
+    if cplx:
+        ph = xp.where(ok, d / xp.astype(safe, d.dtype), xp.ones_like(d))
+        if not positive:  # keep LAPACK's sign of the real part, drop only the imaginary phase
+            sgn = xp.where(xp.real(d) < 0, -xp.ones_like(mag), xp.ones_like(mag))
+            ph = ph * xp.astype(sgn, d.dtype)
+    else:
+        ph = xp.where(d < 0, -xp.ones_like(d), xp.ones_like(d))
+    q_cols = q[..., :, :k] * xp.expand_dims(ph, axis=-2)
+    r_rows = r[..., :k, :] * xp.expand_dims(xp.conj(ph), axis=-1)
+    if q.shape[-1] > k:
+        q_cols = xp.concat([q_cols, q[..., :, k:]], axis=-1)
+    if r.shape[-2] > k:
+        r_rows = xp.concat([r_rows, r[..., k:, :]], axis=-2)
+    return q_cols, r_rows
+
+
+def hermitian_part(xp, a):
+    """(a + a^H) / 2: eigh and cholesky are defined on the Hermitian part of their input."""
+    return (a + xp.conj(xp.matrix_transpose(a))) * 0.5
+
+
+def broadened_inverse(xp, d, w):
+    """d / (d^2 + w^2), and 0 where d = w = 0 (array API version)."""
+    den = d * d + w * w
+    zero = den == 0
+    return xp.where(zero, xp.zeros_like(d), d / xp.where(zero, xp.ones_like(den), den))
+
+
+# ------------------------------------------------------------------ SciPy / NumPy
+class ScipyLinalg:
+    """LAPACK through SciPy (NumPy backend)."""
+
+    def __init__(self, np_ns):
+        self.xp = np_ns
+
+    @staticmethod
+    def svd(a, full_matrices):
+        import scipy.linalg as sl
+
+        if a.size == 0:
+            return np.linalg.svd(a, full_matrices=full_matrices)
+        try:
+            return sl.svd(a, full_matrices=full_matrices, check_finite=False,
+                          lapack_driver="gesdd")
+        except np.linalg.LinAlgError:
+            # gesdd fails to converge on some (rare) inputs; gesvd is slower but robust.
+            return sl.svd(a, full_matrices=full_matrices, check_finite=False,
+                          lapack_driver="gesvd")
+
+    @staticmethod
+    def svdvals(a):
+        import scipy.linalg as sl
+
+        if a.size == 0:
+            return np.linalg.svd(a, compute_uv=False)
+        try:
+            return sl.svd(a, compute_uv=False, check_finite=False, lapack_driver="gesdd")
+        except np.linalg.LinAlgError:
+            return sl.svd(a, compute_uv=False, check_finite=False, lapack_driver="gesvd")
+
+    @staticmethod
+    def qr(a, complete):
+        import scipy.linalg as sl
+
+        if a.size == 0:
+            return np.linalg.qr(a, mode="complete" if complete else "reduced")
+        return sl.qr(a, mode="full" if complete else "economic", check_finite=False)
+
+    @staticmethod
+    def eigh(a):
+        import scipy.linalg as sl
+
+        if a.size == 0:
+            return np.linalg.eigh(a)
+        return sl.eigh(a, check_finite=False, driver="evd")
+
+    @staticmethod
+    def eigvalsh(a):
+        import scipy.linalg as sl
+
+        if a.size == 0:
+            return np.linalg.eigvalsh(a)
+        return sl.eigh(a, eigvals_only=True, check_finite=False, driver="evd")
+
+    @staticmethod
+    def cholesky(a):
+        return np.linalg.cholesky(a)
+
+    @staticmethod
+    def solve(a, b):
+        return np.linalg.solve(a, b)
+
+    @staticmethod
+    def inv(a):
+        return np.linalg.inv(a)
+
+    @staticmethod
+    def det(a):
+        return np.linalg.det(a)
+
+    @staticmethod
+    def slogdet(a):
+        return tuple(np.linalg.slogdet(a))
+
+    @staticmethod
+    def solve_triangular(a, b, left_side, lower, transpose_a, conjugate_a):
+        import scipy.linalg as sl
+
+        if a.size == 0 or b.size == 0:
+            return np.zeros(b.shape, dtype=b.dtype)
+        if not left_side:  # x op(a) = b  <=>  op(a)^T x^T = b^T
+            xt = ScipyLinalg.solve_triangular(
+                a, np.swapaxes(b, -1, -2), True, lower, not transpose_a, conjugate_a)
+            return np.swapaxes(xt, -1, -2)
+        if conjugate_a and not transpose_a:  # conj(a) x = b  <=>  a conj(x) = conj(b)
+            return np.conj(sl.solve_triangular(a, np.conj(b), lower=lower, check_finite=False))
+        trans = 0 if not transpose_a else (2 if conjugate_a else 1)
+        return sl.solve_triangular(a, b, trans=trans, lower=lower, check_finite=False)
+
+    @staticmethod
+    def expm(a):
+        import scipy.linalg as sl
+
+        if a.size == 0:
+            return np.array(a, copy=True)
+        return sl.expm(a).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def expm_frechet(a, e):
+        import scipy.linalg as sl
+
+        if a.size == 0:
+            return np.zeros(e.shape, dtype=e.dtype)
+        # SciPy computes in double precision; keep the input dtype (float32 stays float32)
+        out = sl.expm_frechet(a, e, compute_expm=False, check_finite=False)
+        return out.astype(e.dtype, copy=False)
+
+    @staticmethod
+    def broadened_inverse(d, w):
+        """d / (d^2 + w^2) in three passes and one temporary (it runs on k x k matrices in
+        every SVD/eigh derivative)."""
+        den = np.multiply(d, d)
+        den += np.square(w)
+        nonzero = den != 0
+        if nonzero.all():
+            return np.divide(d, den, out=den)
+        out = np.zeros_like(den)
+        return np.divide(d, den, out=out, where=nonzero)
+
+    def fix_svd_gauge(self, u, s, vh):
+        return fix_svd_gauge(self.xp, u, s, vh)
+
+    def fix_eigh_gauge(self, w, v):
+        return fix_eigh_gauge(self.xp, w, v)
+
+    def fix_qr_gauge(self, q, r, positive):
+        return fix_qr_gauge(self.xp, q, r, positive)
+
+    def hermitian_part(self, a):
+        return hermitian_part(self.xp, a)
+
+
+# ------------------------------------------------------------------------ array API
+# Degree-13 Pade coefficients and the scaling threshold of Higham (2005), "The scaling and
+# squaring method for the matrix exponential revisited", Table 2.3 / eq. (2.24).
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+class ArrayAPILinalg:
+    """Only ``xp.linalg`` of the array API standard (``array_api_strict``, CuPy)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def svd(self, a, full_matrices):
+        return tuple(self.xp.linalg.svd(a, full_matrices=full_matrices))
+
+    def svdvals(self, a):
+        return self.xp.linalg.svdvals(a)
+
+    def qr(self, a, complete):
+        return tuple(self.xp.linalg.qr(a, mode="complete" if complete else "reduced"))
+
+    def eigh(self, a):
+        return tuple(self.xp.linalg.eigh(a))
+
+    def eigvalsh(self, a):
+        return self.xp.linalg.eigvalsh(a)
+
+    def cholesky(self, a):
+        return self.xp.linalg.cholesky(a)
+
+    def solve(self, a, b):
+        return self.xp.linalg.solve(a, b)
+
+    def inv(self, a):
+        return self.xp.linalg.inv(a)
+
+    def det(self, a):
+        return self.xp.linalg.det(a)
+
+    def slogdet(self, a):
+        return tuple(self.xp.linalg.slogdet(a))
+
+    def solve_triangular(self, a, b, left_side, lower, transpose_a, conjugate_a):
+        """General solve on the masked triangle: O(n^3) instead of O(n^2), but standard-only."""
+        xp = self.xp
+        t = xp.tril(a) if lower else xp.triu(a)
+        if transpose_a:
+            t = xp.matrix_transpose(t)
+        if conjugate_a:
+            t = xp.conj(t)
+        if left_side:
+            return xp.linalg.solve(t, b)
+        xt = xp.linalg.solve(xp.matrix_transpose(t), xp.matrix_transpose(b))
+        return xp.matrix_transpose(xt)
+
+    def expm(self, a):
+        """Scaling and squaring with a degree-13 Pade approximant (Higham 2005).
+
+        One scaling power for the whole batch (the largest needed): squaring a matrix more
+        often than necessary costs a little accuracy, never correctness.
+        """
+        xp = self.xp
+        n = a.shape[-1]
+        if a.size == 0:
+            return xp.asarray(a, copy=True)
+        norm1 = float(xp.max(xp.sum(xp.abs(a), axis=-2)))
+        s = 0 if norm1 <= _THETA13 else int(math.ceil(math.log2(norm1 / _THETA13)))
+        x = a * (2.0 ** -s) if s else a
+        eye = xp.broadcast_to(xp.eye(n, dtype=a.dtype), a.shape)
+        c = _PADE13
+        x2 = xp.matmul(x, x)
+        x4 = xp.matmul(x2, x2)
+        x6 = xp.matmul(x4, x2)
+        u_in = xp.matmul(x6, c[13] * x6 + c[11] * x4 + c[9] * x2)
+        u_in = u_in + c[7] * x6 + c[5] * x4 + c[3] * x2 + c[1] * eye
+        u = xp.matmul(x, u_in)
+        v = xp.matmul(x6, c[12] * x6 + c[10] * x4 + c[8] * x2)
+        v = v + c[6] * x6 + c[4] * x4 + c[2] * x2 + c[0] * eye
+        r = xp.linalg.solve(v - u, v + u)
+        for _ in range(s):
+            r = xp.matmul(r, r)
+        return r
+
+    def expm_frechet(self, a, e):
+        """L(A, E) = the top-right block of expm([[A, E], [0, A]])."""
+        xp = self.xp
+        n = a.shape[-1]
+        if a.size == 0:
+            return xp.zeros(e.shape, dtype=e.dtype)
+        z = xp.zeros(a.shape, dtype=a.dtype)
+        top = xp.concat([a, e], axis=-1)
+        bottom = xp.concat([z, a], axis=-1)
+        big = self.expm(xp.concat([top, bottom], axis=-2))
+        return big[..., :n, n:]
+
+    def broadened_inverse(self, d, w):
+        return broadened_inverse(self.xp, d, w)
+
+    def fix_svd_gauge(self, u, s, vh):
+        return fix_svd_gauge(self.xp, u, s, vh)
+
+    def fix_eigh_gauge(self, w, v):
+        return fix_eigh_gauge(self.xp, w, v)
+
+    def fix_qr_gauge(self, q, r, positive):
+        return fix_qr_gauge(self.xp, q, r, positive)
+
+    def hermitian_part(self, a):
+        return hermitian_part(self.xp, a)
