@@ -199,19 +199,50 @@ def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
         raise ShapeError(f"svd: relative_cutoff must lie in [0, 1], got {relative_cutoff!r}.")
 
 
-def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff) -> int:
-    """The rank of a truncated SVD. Only cutoffs need the values of ``s``."""
+def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff):
+    """The rank of a truncated SVD: an int, or, when the singular values are only known at
+    run time (traced mode), the indices ``arange(r)`` of a ``truncation_indices`` node whose
+    length is a symbolic size. Only cutoffs need the values of ``s``."""
     k = s.shape[-1]
     if cutoff is None and relative_cutoff is None:
-        return builtins.min(k, int(max_rank))
-    try:
-        values = np.asarray(s)
-    except ConcretizationError as e:
-        raise ConcretizationError(
-            "svd: truncation by cutoff/relative_cutoff needs the values of the singular values, "
-            "which a traced graph does not have yet; use max_rank alone, or run eagerly."
-        ) from e
-    return truncation_rank(values, max_rank, cutoff, relative_cutoff)
+        return builtins.min(k, int(max_rank)) if isinstance(k, int) else _dynamic_rank(
+            s, max_rank, cutoff, relative_cutoff)
+    if not _is_concrete(s):
+        return _dynamic_rank(s, max_rank, cutoff, relative_cutoff)
+    return truncation_rank(np.asarray(s), max_rank, cutoff, relative_cutoff)
+
+
+def _is_concrete(x) -> bool:
+    from .traced.staging import TracedTensor
+
+    while True:
+        if isinstance(x, TracedTensor):
+            return False
+        p = getattr(x, "primal", None)
+        if p is None:
+            return True
+        x = p
+
+
+def _dynamic_rank(s, max_rank, cutoff, relative_cutoff):
+    from chainrules.symbolic import Sym, bound_of
+
+    bound = bound_of(s.shape[-1])
+    if max_rank is not None:
+        bound = builtins.min(bound, int(max_rank))
+    return bind(P.truncation_indices_p, stop_gradient(s), max_rank=max_rank, cutoff=cutoff,
+                relative_cutoff=relative_cutoff, size=Sym.new(bound))
+
+
+def _truncate(x, rank, axis):
+    """Keep the first ``rank`` entries along ``axis`` (``rank``: int or run-time indices)."""
+    if isinstance(rank, int):
+        if rank >= x.shape[axis]:
+            return x
+        idx = [slice(None)] * x.ndim
+        idx[axis] = slice(0, rank)
+        return x[tuple(idx)]
+    return bind(P.gather_p, x, rank, axis=axis % x.ndim)
 
 
 def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: float | None = None,
@@ -239,13 +270,12 @@ def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: flo
     if not compute_uv:
         s = svdvals(a, eps=eps)
         if truncating:
-            s = s[..., : _decide_rank(s, max_rank, cutoff, relative_cutoff)]
+            s = _truncate(s, _decide_rank(s, max_rank, cutoff, relative_cutoff), -1)
         return s
     u, s, vh = bind(P.svd_p, a, full_matrices=bool(full_matrices), eps=eps)
     if truncating:
         r = _decide_rank(s, max_rank, cutoff, relative_cutoff)
-        if r < s.shape[-1]:
-            u, s, vh = u[..., :, :r], s[..., :r], vh[..., :r, :]
+        u, s, vh = _truncate(u, r, -1), _truncate(s, r, -1), _truncate(vh, r, -2)
     return SVDResult(u, s, vh)
 
 

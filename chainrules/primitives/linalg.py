@@ -764,7 +764,51 @@ def _expm_frechet_transpose(b, ct, a, e):
     return None, b.bind(expm_frechet_p, b.mH(a), ct)
 
 
+# ================================================================= truncation rank
+truncation_indices_p = Primitive(
+    "truncation_indices", differentiable=False,
+    convention="integer output (the kept positions): no gradient",
+)
+truncation_indices_p.__doc__ = (
+    "arange(r) for the rank r a truncated SVD keeps, decided from the singular values at run "
+    "time (same rule as tenferro.linalg.truncation_rank). Its output length is the symbolic "
+    "size ``size``: the one data-dependent shape in traced graphs."
+)
+
+
+@truncation_indices_p.def_abstract_eval
+def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size):
+    require_real("truncation_indices", s)
+    if s.ndim < 1:
+        raise ShapeError(f"truncation_indices: expected singular values, got {s}.")
+    return ShapedArray((size,), int64)
+
+
+@truncation_indices_p.def_impl
+def _trunc_impl(xp, s, *, max_rank, cutoff, relative_cutoff, size):
+    k = s.shape[-1]
+    if k == 0:
+        return xp.arange(0, dtype=int64)
+    keep = s >= 0  # all True (singular values are non-negative)
+    if cutoff is not None:
+        keep = xp.logical_and(keep, s >= cutoff)
+    if relative_cutoff is not None:
+        keep = xp.logical_and(keep, s >= relative_cutoff * s[..., :1])
+    counts = xp.sum(xp.astype(keep, int64), axis=-1)
+    r = max(int(xp.max(counts)) if counts.ndim else int(counts), 1)
+    if max_rank is not None:
+        r = min(r, int(max_rank))
+    return xp.arange(r, dtype=int64)
+
+
+@truncation_indices_p.def_jvp
+def _trunc_jvp(b, primals, tangents, **params):
+    out = b.bind(truncation_indices_p, primals[0], **params)
+    return out, Zero(ShapedArray(out.shape, out.dtype))
+
+
 __all__ = [
+    "truncation_indices_p",
     "broadened_inverse_p",
     "cholesky_p",
     "det_p",

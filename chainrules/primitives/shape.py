@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from ..core import Primitive, ShapedArray, is_undefined
 from ..errors import DTypeError, ShapeError
+from ..symbolic import Sym, size_of
 from ._checks import check_axes
 
+_prod = size_of
 
-def _prod(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+
+def _static_axis(op, x, axis):
+    if isinstance(x.shape[axis], Sym):
+        raise ShapeError(
+            f"{op}: axis {axis} of {x} has a size known only at run time (e.g. an SVD rank "
+            f"chosen by a cutoff); {op} along it is not supported in traced mode."
+        )
 
 
 # ------------------------------------------------------------------------ reshape
@@ -21,9 +25,8 @@ reshape_p = Primitive("reshape")
 
 @reshape_p.def_abstract_eval
 def _reshape_aval(x, *, new_sizes):
-    if any(not isinstance(d, int) or d < 0 for d in new_sizes) or _prod(new_sizes) != _prod(
-        x.shape
-    ):
+    bad = any(not (isinstance(d, Sym) or (isinstance(d, int) and d >= 0)) for d in new_sizes)
+    if bad or _prod(new_sizes) != _prod(x.shape):
         raise ShapeError(
             f"reshape: cannot reshape {x} (size {_prod(x.shape)}) into shape {tuple(new_sizes)} "
             f"(size {_prod(new_sizes)}); the number of elements must match."
@@ -114,6 +117,8 @@ slice_p = Primitive("slice")
 
 
 def _slice_len(start, limit, stride):
+    if isinstance(limit, Sym):  # the whole of a run-time axis
+        return limit
     return max(0, (limit - start + stride - 1) // stride)
 
 
@@ -126,6 +131,13 @@ def _slice_aval(x, *, start_indices, limit_indices, strides):
             f"{start_indices}, {limit_indices}, {strides}."
         )
     for ax, (s, lim, st, d) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
+        if isinstance(d, Sym) or isinstance(lim, Sym):
+            if not (s == 0 and lim == d and st == 1):
+                raise ShapeError(
+                    f"slice: axis {ax} of {x} has a size known only at run time; only the "
+                    f"whole axis can be taken in traced mode."
+                )
+            continue
         if not (0 <= s <= lim <= d) or st < 1:
             raise ShapeError(
                 f"slice: axis {ax} of {x}: need 0 <= start ({s}) <= limit ({lim}) <= {d} and "
@@ -162,6 +174,10 @@ pad_p = Primitive("pad")
 
 
 def _padded_len(n, lo, hi, interior):
+    if isinstance(n, Sym):
+        if lo or hi or interior:
+            raise ShapeError(f"pad: cannot pad an axis of run-time size {n} in traced mode.")
+        return n
     return lo + hi + n + max(n - 1, 0) * interior
 
 
@@ -242,6 +258,8 @@ def _concat_aval(*xs, dimension):
                 f"concatenate: shapes {', '.join(map(str, xs))} differ outside axis {dimension}."
             )
     shape = list(x0.shape)
+    for x in xs:
+        _static_axis("concatenate", x, dimension)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
     return ShapedArray(shape, x0.dtype)
 
@@ -292,6 +310,13 @@ diagonal_p.__doc__ = "The ``offset`` diagonal of the last two axes, appended as 
 
 
 def diag_len(m, n, offset):
+    if isinstance(m, Sym) or isinstance(n, Sym):
+        if offset == 0 and m == n:
+            return m
+        raise ShapeError(
+            f"diagonal: the diagonal {offset} of a {m} x {n} matrix has a run-time length; only "
+            f"the main diagonal of a square matrix is supported in traced mode."
+        )
     return max(0, min(m, n - offset)) if offset >= 0 else max(0, min(m + offset, n))
 
 

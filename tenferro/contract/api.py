@@ -11,6 +11,7 @@ from ..core.dispatch import state
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
 from ..errors import ShapeError
+from ..ops._base import as_dim
 from .execute import as_tensors, promote, run
 from .parse import parse_string, split_interleaved
 from .plan import CACHE, CacheInfo, PathInfo, Plan, build_plan, normalize_optimize
@@ -71,7 +72,7 @@ def get_plan(op: str, args, optimize, memory_limit, mode: str = "tensors"):
     if not operands:
         raise ShapeError(f"{op}: needs at least one operand after the subscripts.")
     if mode == "shapes":
-        shapes = tuple(tuple(int(d) for d in s) for s in operands)
+        shapes = tuple(tuple(as_dim(d) for d in s) for s in operands)
     elif mode == "arrays":
         shapes = tuple(tuple(x.shape) if hasattr(x, "shape") else np.shape(x) for x in operands)
     else:

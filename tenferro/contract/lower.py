@@ -80,8 +80,8 @@ def _emit_pair(prog, va, vb, keep, want, final) -> int:
     batch = {lab for lab in shared if lab in keep}
     contract = shared - batch
     is_dot = bool(contract) or not batch
-    union_size = prod(prog.sizes[lab] for lab in set(la) | set(lb))
-    out_size = prod(prog.sizes[lab] for lab in keep)
+    union_size = prod(prog.est[lab] for lab in set(la) | set(lb))
+    out_size = prod(prog.est[lab] for lab in keep)
     grad = prog.grad
     matricize = (
         grad and bool(contract)
@@ -150,6 +150,7 @@ def _merge(prog, labels) -> tuple:
     for g in labels:
         m = _Merged(g)
         prog.sizes[m] = prod(prog.sizes[lab] for lab in g)
+        prog.est[m] = prod(prog.est[lab] for lab in g)
         out.append(m)
     return tuple(out)
 

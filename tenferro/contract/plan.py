@@ -33,6 +33,7 @@ import opt_einsum as oe
 from ..errors import ShapeError
 from .lower import lower
 from .parse import label_name, resolve
+from ..ops._base import as_dim
 from .recorder import Recorder, prod
 
 # --------------------------------------------------------------------------- results
@@ -210,7 +211,7 @@ def label_sizes(op, inputs, shapes, text):
     for k, (labels, shape) in enumerate(zip(inputs, shapes, strict=True)):
         local: dict = {}
         for ax, (lab, d) in enumerate(zip(labels, shape, strict=True)):
-            d = int(d)
+            d = as_dim(d)
             if lab in local and local[lab][1] != d:
                 a0, d0 = local[lab]
                 raise ShapeError(
@@ -303,7 +304,7 @@ def build_plan(op, terms, output, shapes, kind, optimize, memory_limit, text, gr
     all_labels = {lab for v in vals for lab in prog.labels[v]}
     n_terms = len(vals)
     inner = sum(len(set(prog.labels[v])) for v in vals) > len(all_labels)
-    naive = prod(sizes[lab] for lab in all_labels) * (max(1, n_terms - 1) + int(inner))
+    naive = prod(prog.est[lab] for lab in all_labels) * (max(1, n_terms - 1) + int(inner))
     info = PathInfo(path, eq, prog.steps, naive)
     return Plan(n, len(prog.labels), _with_frees(prog.instrs, result), result, info)
 
@@ -330,7 +331,7 @@ def _find_path(prog, vals, live_out, kind, optimize, memory_limit):
     if kind == "none" or n == 2:
         return [(0, 1)] + [(0, m - 1) for m in range(n - 1, 1, -1)]
     terms = [prog.term(prog.labels[v]) for v in vals]
-    shapes = [prog.shape(prog.labels[v]) for v in vals]
+    shapes = [prog.est_shape(prog.labels[v]) for v in vals]
     eq = ",".join(terms) + "->" + prog.term(live_out)
     path, _ = oe.contract_path(
         eq, *shapes, shapes=True, optimize=optimize, memory_limit=memory_limit

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from chainrules import primitives as P
+from chainrules.symbolic import bound_of
 
 
 class StepInfo(namedtuple("StepInfo", "kind eq flops size")):
@@ -26,7 +27,8 @@ class Recorder:
     def __init__(self, sizes, sym, n_inputs, grad):
         self.grad = grad  # plan for the reverse pass too (layout.backward_copies)
         self.ct_need: dict = {}  # dot_general result -> how its transpose rule groups its ct
-        self.sizes = sizes
+        self.sizes = sizes  # label -> size (int, or symbolic in traced graphs): for shapes
+        self.est = {lab: bound_of(d) for lab, d in sizes.items()}  # int estimates: for costs
         self.sym = sym
         self.labels: list[tuple] = []
         self.instrs: list[list] = []
@@ -38,10 +40,14 @@ class Recorder:
         return len(self.labels) - 1
 
     def size(self, v) -> int:
-        return prod(self.sizes[lab] for lab in self.labels[v])
+        """Number of elements (an estimate from static bounds for run-time sizes)."""
+        return prod(self.est[lab] for lab in self.labels[v])
 
     def shape(self, labels) -> tuple:
         return tuple(self.sizes[lab] for lab in labels)
+
+    def est_shape(self, labels) -> tuple:
+        return tuple(self.est[lab] for lab in labels)
 
     def term(self, labels) -> str:
         return "".join(self.sym[lab] for lab in labels)

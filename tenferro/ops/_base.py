@@ -6,6 +6,7 @@ import numpy as np
 
 from chainrules import primitives as P
 from chainrules.dtypes import inexact_dtype
+from chainrules.symbolic import Sym
 
 from ..core.dispatch import bind
 from ..core.eager import as_eager
@@ -70,9 +71,14 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
     return tuple(out)
 
 
+def as_dim(d):
+    """A dimension: a Python int, or a symbolic run-time size (kept as is)."""
+    return d if isinstance(d, Sym) else int(d)
+
+
 def broadcast_to(x, shape) -> Tensor:
     x = tensor_of(x)
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(as_dim(d) for d in shape)
     if x.shape == shape:
         return x
     nd = len(shape)

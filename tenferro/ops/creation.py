@@ -12,6 +12,7 @@ from ..backends import backend_of_array, get_backend
 from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
+from ._base import as_dim
 from ..errors import DTypeError
 
 float64 = np.dtype("float64")
@@ -57,7 +58,8 @@ def full(shape, fill_value, dtype=None, device=None) -> Tensor:
             dtype = np.dtype(np.int64)
         elif isinstance(fill_value, complex):
             dtype = np.dtype(np.complex128)
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
+        as_dim(d) for d in shape)
     return bind(P.full_p, shape=shape, value=fill_value, dtype=np.dtype(dtype), device=device)
 
 

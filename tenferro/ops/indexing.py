@@ -90,7 +90,12 @@ def getitem(x, idx) -> Tensor:
             out_spec.append("new")
             continue
         d = x.shape[axis]
-        if isinstance(i, slice):
+        if isinstance(i, slice) and i == slice(None):  # the whole axis (any size, even run-time)
+            starts.append(0)
+            limits.append(d)
+            strides.append(1)
+            out_spec.append("keep")
+        elif isinstance(i, slice):
             s, e, st = i.indices(d)
             if st < 0:
                 # reversed slice: take the forward range, then flip

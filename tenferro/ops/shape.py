@@ -10,13 +10,13 @@ from chainrules.primitives.shape import diag_len
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ._base import astype, broadcast_to, normalize_axes, normalize_axis, tensor_of
+from ._base import as_dim, astype, broadcast_to, normalize_axes, normalize_axis, tensor_of
 
 
 def _as_shape(shape) -> tuple:
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    return tuple(int(d) for d in shape)
+    return tuple(as_dim(d) for d in shape)
 
 
 def reshape(x, shape) -> Tensor:

@@ -18,41 +18,44 @@ from .ising import normalize, trace_torus
 from .progress import Progress
 
 
-def _split(m, chi):
+def _split(m, chi, relative_cutoff=None):
     """Truncated SVD of a matrix, returned as the two halves U sqrt(S), sqrt(S) Vh."""
-    u, s, vh = tf.linalg.svd(m, max_rank=chi)
+    u, s, vh = tf.linalg.svd(m, max_rank=chi, relative_cutoff=relative_cutoff)
     r = tf.sqrt(s)
     return u * r, r[:, None] * vh
 
 
-def trg_step(t, chi: int):
-    """One Levin-Nave step: ``T[l,u,r,d] -> T'[l,u,r,d]`` on the 45-degree-rotated lattice."""
-    D = t.shape[0]
-    a, b = _split(tf.reshape(t, (D * D, D * D)), chi)  # (l u)(r d)
+def trg_step(t, chi: int, relative_cutoff: float | None = None):
+    """One Levin-Nave step: ``T[l,u,r,d] -> T'[l,u,r,d]`` on the 45-degree-rotated lattice.
+    With ``relative_cutoff`` the kept rank depends on the data (also in traced graphs)."""
+    L, U, R, D = t.shape
+    a, b = _split(tf.reshape(t, (L * U, R * D)), chi, relative_cutoff)  # (l u)(r d)
     k = a.shape[-1]
-    s1 = tf.reshape(a, (D, D, k))  # S1[l, u, a]
-    s3 = tf.reshape(b, (k, D, D))  # S3[a, r, d]
+    s1 = tf.reshape(a, (L, U, k))  # S1[l, u, a]
+    s3 = tf.reshape(b, (k, R, D))  # S3[a, r, d]
     t2 = tf.transpose(t, (1, 2, 3, 0))  # T[u, r, d, l]
-    c, d = _split(tf.reshape(t2, (D * D, D * D)), chi)  # (u r)(d l)
+    c, d = _split(tf.reshape(t2, (U * R, D * L)), chi, relative_cutoff)  # (u r)(d l)
     k2 = c.shape[-1]
-    s2 = tf.reshape(c, (D, D, k2))  # S2[u, r, b]
-    s4 = tf.reshape(d, (k2, D, D))  # S4[b, d, l]
+    s2 = tf.reshape(c, (U, R, k2))  # S2[u, r, b]
+    s4 = tf.reshape(d, (k2, D, L))  # S4[b, d, l]
     # plaquette: TL uses S3[α, i, m], TR S4[β, j, i], BR S1[k, j, γ], BL S2[m, k, δ]
     return tf.einsum("aim,bji,kjc,mkd->abcd", s3, s4, s1, s2)
 
 
-def trg(t, chi: int, steps: int, *, checkpoint: bool = False, progress=None):
+def trg(t, chi: int, steps: int, *, relative_cutoff: float | None = None,
+        checkpoint: bool = False, progress=None):
     """ln Z per site of the square-lattice network of ``t`` (``T[l, u, r, d]``) after ``steps``
-    TRG steps (a torus of 2^steps sites), keeping bond dimension ``chi``.
+    TRG steps (a torus of 2^steps sites), keeping bond dimension at most ``chi`` (and dropping
+    singular values below ``relative_cutoff * s_max`` if given).
 
     ``checkpoint=True`` recomputes each step in the backward pass instead of storing its
     residuals (memory O(steps * chi^4) -> O(chi^4) plus one step's worth).
     """
     t, lnz = normalize(t)
-    step_fn = tf.checkpoint(trg_step) if checkpoint else trg_step
+    step = tf.checkpoint(trg_step) if checkpoint else trg_step
     with Progress("TRG", steps, progress) as p:
         for k in range(1, steps + 1):
-            t = step_fn(t, chi)
+            t = step(t, chi, relative_cutoff)
             t, ln_n = normalize(t)
             lnz = lnz + ln_n / 2**k
             p.update(k, chi=t.shape[0], lnZ=lnz)

@@ -4,8 +4,10 @@ is a few live buffers, not one per step."""
 
 from __future__ import annotations
 
+from chainrules.symbolic import contains_sym, resolve
+
 from ..ir.program import Program
-from .host import host_xp
+from .dyn import symbol_sites
 from .passes.liveness import last_uses
 
 
@@ -35,6 +37,10 @@ def _codegen(program: Program):
         names[id(v)] = f"a{i}"
         args.append(f"a{i}")
     lines = [f"def run(xp, C{''.join(', ' + a for a in args)}):"]
+    sites = symbol_sites(program)
+    if any(sites):
+        lines.append("    D = {}  # run-time sizes of symbolic dimensions")
+        ns["_R"] = resolve
     for i, v in enumerate(program.consts):
         names[id(v)] = f"c{i}"
     if program.consts:
@@ -45,13 +51,15 @@ def _codegen(program: Program):
         call = "".join(", " + names[id(v)] for v in eqn.inputs)
         if eqn.params:
             ns[f"p{k}"] = eqn.params
-            call += f", **p{k}"
+            call += f", **_R(p{k}, D)" if contains_sym(eqn.params) else f", **p{k}"
         outs = []
         for j, v in enumerate(eqn.outputs):
             names[id(v)] = f"v{k}_{j}"
             outs.append(f"v{k}_{j}")
         lhs = ", ".join(outs) + ("," if eqn.prim.multiple_results and len(outs) == 1 else "")
         lines.append(f"    {lhs} = f{k}(xp{call})")
+        for j, ax, sym in sites[k]:
+            lines.append(f"    D[{sym}] = {outs[j]}.shape[{ax}]")
         gone = sorted({names[id(v)] for v in dead[k]})
         if gone:
             lines.append(f"    del {', '.join(gone)}")
@@ -60,5 +68,3 @@ def _codegen(program: Program):
     exec("\n".join(lines), ns)  # noqa: S102 - generated from our own IR
     return ns["run"]
 
-
-_ = host_xp

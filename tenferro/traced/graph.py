@@ -15,10 +15,11 @@ from chainrules.core import params_str
 from ..core.dispatch import bind, state
 from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..errors import DeviceError, DTypeError, ShapeError, fmt_aval
-from ..ir.program import Program, eval_program
+from ..ir.program import Program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from . import cost
+from .dyn import eval_program_dyn
 from .executor import Executable
 
 
@@ -186,7 +187,7 @@ class Graph:
         prog = self.program
         env_prog = Program(prog.inputs, prog.eqns, prog.outputs,
                            dict(zip(prog.consts.keys(), consts)))
-        return eval_program(env_prog, flat, _apply_bind)
+        return eval_program_dyn(env_prog, flat, _apply_bind)
 
     def _consts_on(self, device):
         got = self._const_tensors.get(device)
@@ -230,7 +231,7 @@ def _aval_bytes(aval) -> int:
 
 
 def _dyn(shape) -> bool:
-    return any(not isinstance(d, int) for d in shape)
+    return any(not isinstance(d, int) for d in shape)  # symbolic (run-time) sizes
 
 
 def _const_preview(c) -> str:

@@ -9,7 +9,9 @@ A graph file is a NumPy ``.npz`` archive (a zip of ``.npy`` files) holding:
                "source": "file:line (function)" or null}],
      "in_tree": tree, "out_tree": tree}``
   where ``var = {"id": int, "shape": [dim], "dtype": numpy dtype name}``; a dim is an int or
-  ``{"dyn": int}`` (a size known only at run time); params encode tuples as
+  ``{"sym": [coef, [[symbol, exponent], ...]]}`` (a size known only at run time, see
+  ``chainrules.symbolic``; ``"sym_bounds"`` maps symbols to their static upper bounds); params
+  encode tuples as
   ``{"tuple": [...]}``, dtypes as ``{"dtype": name}``, complex numbers as
   ``{"complex": [re, im]}``, and ints/floats/bools/strings/None as themselves;
   ``tree`` is ``{"kind": "leaf"|"none"|"tuple"|"list"|"dict", "keys": [...]?,
@@ -29,6 +31,7 @@ import zipfile
 import numpy as np
 
 from chainrules import PRIMITIVES, ShapedArray
+from chainrules.symbolic import Sym
 
 from ..errors import GraphError
 from ..ir.program import Eqn, Program, Var
@@ -36,6 +39,7 @@ from ..pytree import TreeDef
 
 FORMAT = "tenferro-graph"
 VERSION = 1
+_SYM_BOUNDS_OUT: dict[int, int] = {}
 
 
 # ----------------------------------------------------------------------------- encode
@@ -56,10 +60,10 @@ def _enc(v):
         return {"complex": [float(v.real), float(v.imag)]}
     if v is None or isinstance(v, str):
         return v
-    from .dyn import DynDim
-
-    if isinstance(v, DynDim):
-        return {"dyn": v.id}
+    if isinstance(v, Sym):
+        for k, _ in v.terms:
+            _SYM_BOUNDS_OUT[k] = Sym.make(1, {k: 1}).bound()
+        return {"sym": [v.coef, [[k, e] for k, e in v.terms]]}
     raise GraphError(f"save: cannot encode parameter value {v!r} of type {type(v).__name__}")
 
 
@@ -77,6 +81,7 @@ def _enc_tree(td: TreeDef):
 
 def save_graph(graph, path) -> None:
     p = graph.program
+    _SYM_BOUNDS_OUT.clear()
     doc = {
         "format": FORMAT,
         "version": VERSION,
@@ -97,6 +102,7 @@ def save_graph(graph, path) -> None:
         "in_tree": _enc_tree(graph.in_tree),
         "out_tree": _enc_tree(graph.out_tree),
     }
+    doc["sym_bounds"] = {str(k): b for k, b in _SYM_BOUNDS_OUT.items()}
     arrays = {"graph.json": np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)}
     for i, c in enumerate(p.consts.values()):
         arrays[f"const_{i}"] = np.asarray(c)
@@ -106,9 +112,10 @@ def save_graph(graph, path) -> None:
 
 # ----------------------------------------------------------------------------- decode
 class _Decoder:
-    def __init__(self):
+    def __init__(self, bounds=None):
         self.vars: dict[int, Var] = {}
-        self.dyn: dict[int, object] = {}
+        self.syms: dict[int, Sym] = {}
+        self.bounds = {int(k): int(b) for k, b in (bounds or {}).items()}
 
     def value(self, v):
         if isinstance(v, dict):
@@ -119,13 +126,15 @@ class _Decoder:
             if "complex" in v:
                 re, im = v["complex"]
                 return complex(re, im)
-            if "dyn" in v:
-                from .dyn import DynDim
-
-                d = self.dyn.get(v["dyn"])
-                if d is None:
-                    d = self.dyn[v["dyn"]] = DynDim()
-                return d
+            if "sym" in v:
+                coef, terms = v["sym"]
+                out = int(coef)
+                for k, e in terms:
+                    sym = self.syms.get(int(k))
+                    if sym is None:
+                        sym = self.syms[int(k)] = Sym.new(self.bounds.get(int(k), 1))
+                    out = out * sym ** int(e)
+                return out
             raise GraphError(f"load: unknown encoded value {v!r}")
         return v
 
@@ -177,7 +186,7 @@ def load_graph(path):
             f"load: {path} uses graph format version {version}, newer than this tenferro "
             f"understands ({VERSION}); upgrade tenferro to load it."
         )
-    d = _Decoder()
+    d = _Decoder(doc.get("sym_bounds"))
     try:
         inputs = [d.new_var(s) for s in doc["inputs"]]
         consts = {}

@@ -97,7 +97,7 @@ def test_every_linalg_primitive_is_exercised():
     names = {p.name for p in vars(lp).values() if isinstance(p, chainrules.Primitive)}
     assert names == {"svd", "svdvals", "eigh", "eigvalsh", "qr", "cholesky", "triangular_solve",
                      "solve", "inv", "det", "slogdet", "expm", "expm_frechet",
-                     "broadened_inverse"}
+                     "broadened_inverse", "truncation_indices"}
 
 
 @pytest.mark.parametrize("name", ["svd", "qr", "eigh", "cholesky", "inv", "det", "slogdet",

@@ -7,7 +7,7 @@ import pytest
 import chainrules
 import tenferro as tf
 from tenferro import linalg as la
-from tenferro.errors import ConcretizationError, ShapeError
+from tenferro.errors import ShapeError
 from tests.linalg._util import DTYPES, T, fd_gradient, rand, rel_err
 
 # ------------------------------------------------------------------------ rank decision
@@ -60,8 +60,11 @@ def test_truncation_needs_thin_svd(rng):
         la.svd(T(rand(rng, (4, 3), "float64")), full_matrices=True, max_rank=2)
 
 
-def test_traced_truncation_max_rank_is_static_cutoff_needs_values():
-    """In a traced program only max_rank can be decided; cutoffs need the data and say so."""
+def test_traced_truncation_max_rank_is_static_cutoff_is_a_run_time_size():
+    """In a traced program max_rank alone is decided at trace time; a cutoff needs the data,
+    so the rank becomes a symbolic size resolved when the graph runs
+    (tests/traced/test_dynamic_shapes.py runs such graphs)."""
+    from chainrules.symbolic import Sym
     from tenferro.core.dispatch import new_trace
     from tenferro.traced.staging import StagingTrace
 
@@ -69,8 +72,10 @@ def test_traced_truncation_max_rank_is_static_cutoff_needs_values():
         x = st.new_arg(chainrules.ShapedArray((6, 5), np.float64))
         u, s, vh = la.svd(x, max_rank=2)
         assert u.shape == (6, 2) and s.shape == (2,) and vh.shape == (2, 5)
-        with pytest.raises(ConcretizationError, match="cutoff"):
-            la.svd(x, cutoff=1e-3)
+        u, s, vh = la.svd(x, cutoff=1e-3, max_rank=4)
+        (k,) = s.shape
+        assert isinstance(k, Sym) and k.bound() == 4
+        assert u.shape == (6, k) and vh.shape == (k, 5)
 
 
 # ------------------------------------------------------------------ truncated gradients

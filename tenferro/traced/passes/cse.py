@@ -8,6 +8,8 @@ such a barrier so that the recomputed forward is not folded back into the origin
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir.program import Eqn, Program, params_key
 
 NO_CSE: set[str] = set()
@@ -16,13 +18,14 @@ NO_CSE: set[str] = set()
 def cse(program: Program) -> Program:
     replace: dict[int, object] = {}
     seen: dict = {}
-    # identical constants (by value identity) are one value
-    const_ids: dict[int, object] = {}
+    # identical constants are one value: the same object, or small arrays with equal contents
+    const_ids: dict = {}
     consts = {}
     for v, c in program.consts.items():
-        prev = const_ids.get(id(c))
+        key = _const_key(c)
+        prev = const_ids.get(key)
         if prev is None:
-            const_ids[id(c)] = v
+            const_ids[key] = v
             consts[v] = c
         else:
             replace[id(v)] = prev
@@ -48,3 +51,10 @@ def cse(program: Program) -> Program:
         eqns.append(new)
     outputs = [None if v is None else replace.get(id(v), v) for v in program.outputs]
     return Program(program.inputs, eqns, outputs, consts)
+
+
+def _const_key(c):
+    a = np.asarray(c)
+    if a.size <= 16:
+        return ("value", a.shape, a.dtype.str, a.tobytes())
+    return ("object", id(c))
