@@ -40,7 +40,7 @@ from chainrules import primitives as P
 
 from .core.dispatch import bind
 from .core.tensor import Tensor
-from .errors import ConcretizationError, DTypeError, ShapeError
+from .errors import DTypeError, ShapeError
 from .ops import (
     abs,
     abs2,

@@ -12,8 +12,8 @@ from ..backends import backend_of_array, get_backend
 from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
-from ._base import as_dim
 from ..errors import DTypeError
+from ._base import as_dim
 
 float64 = np.dtype("float64")
 
