@@ -96,7 +96,9 @@ class Sym:
         try:
             self // other
         except ShapeError:
-            raise ShapeError(f"cannot tell whether {other} divides the run-time size {self}")
+            raise ShapeError(
+                f"cannot tell whether {other} divides the run-time size {self}"
+            ) from None
         return 0
 
     def __eq__(self, other):

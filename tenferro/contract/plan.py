@@ -31,9 +31,9 @@ from collections import Counter, OrderedDict, namedtuple
 import opt_einsum as oe
 
 from ..errors import ShapeError
+from ..ops._base import as_dim
 from .lower import lower
 from .parse import label_name, resolve
-from ..ops._base import as_dim
 from .recorder import Recorder, prod
 
 # --------------------------------------------------------------------------- results
