@@ -9,6 +9,10 @@ Peak memory is tracemalloc's (NumPy allocations). Targets ([checkpoint]): (a) me
 
 from __future__ import annotations
 
+import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
+
+# isort: split
+
 import gc
 import time
 import tracemalloc

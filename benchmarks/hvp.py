@@ -8,6 +8,10 @@ Target ([forward]): hvp / grad <= 3x.   Run: python benchmarks/hvp.py
 
 from __future__ import annotations
 
+import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
+
+# isort: split
+
 import numpy as np
 from _common import median_time, pin_torch, table, try_import
 

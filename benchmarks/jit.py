@@ -7,6 +7,10 @@ Target ([traced]): jit at least 3x faster than eager on (a).   Run: python bench
 
 from __future__ import annotations
 
+import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
+
+# isort: split
+
 import time
 
 import numpy as np

@@ -8,6 +8,10 @@ Run: python benchmarks/overhead.py
 
 from __future__ import annotations
 
+import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
+
+# isort: split
+
 import time
 
 import numpy as np

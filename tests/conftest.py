@@ -4,6 +4,10 @@
 import os
 
 os.environ.setdefault("TENFERRO_CHECK", "1")
+# One BLAS thread per test process: the suite runs in parallel workers (pytest -n 2), and
+# oversubscribed, spin-waiting BLAS threads make small decompositions 10-30x slower.
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -171,7 +171,7 @@ square_p = _analytic("square", lambda xp, x: xp.square(x), lambda b, x, y: b.mul
 
 
 # ------------------------------------------------------------------ abs and sign
-abs_p = Primitive("abs", convention="d|x|/dx = sign(x), which is 0 at x = 0 (also for complex)")
+abs_p = Primitive("abs", convention="d abs(x)/dx = sign(x), which is 0 at x = 0 (also for complex)")
 
 
 @abs_p.def_abstract_eval

@@ -3,17 +3,66 @@
 
 * classical models: ``ising_tensor`` (2D Ising partition-function tensor of beta and h);
 * coarse graining: ``trg`` (Levin-Nave) and ``hotrg`` (higher-order TRG), ln Z per site;
+* iPEPS: ``ctmrg`` (single-site C4v corner transfer matrices) and ``peps`` (C4v-symmetric
+  iPEPS, Heisenberg energy per site);
 * exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation).
 """
 
-from . import exact
+from . import exact, peps
+from .ctmrg import (
+    CTMEnv,
+    corner_spectrum,
+    ctm_init,
+    ctm_lnz,
+    ctm_site_expectation,
+    ctmrg,
+    ctmrg_step,
+    multiplet_rank,
+)
 from .hotrg import hotrg, hotrg_step
 from .ising import BETA_C, ising_tensor
+from .peps import (
+    D2_REFERENCE_ENERGY,
+    QMC_ENERGY,
+    bond_energy,
+    double_layer,
+    heisenberg_bond,
+    heisenberg_energy,
+    neel_peps,
+    one_site_rdm,
+    random_c4v_peps,
+    spin_operators,
+    staggered_magnetization,
+    symmetrize_c4v,
+    two_site_rdm,
+)
 from .progress import Progress, set_progress
 from .trg import trg, trg_step
 
 __all__ = [
     "BETA_C",
+    "CTMEnv",
+    "D2_REFERENCE_ENERGY",
+    "QMC_ENERGY",
+    "bond_energy",
+    "corner_spectrum",
+    "ctm_init",
+    "ctm_lnz",
+    "ctm_site_expectation",
+    "ctmrg",
+    "ctmrg_step",
+    "double_layer",
+    "heisenberg_bond",
+    "heisenberg_energy",
+    "multiplet_rank",
+    "neel_peps",
+    "one_site_rdm",
+    "peps",
+    "random_c4v_peps",
+    "spin_operators",
+    "staggered_magnetization",
+    "symmetrize_c4v",
+    "two_site_rdm",
     "Progress",
     "exact",
     "hotrg",

@@ -43,8 +43,10 @@ def onsager_lnz_double_integral(beta: float) -> float:
 def onsager_energy(beta: float) -> float:
     """Energy per site u = -d(ln Z/N)/d beta = -coth 2b [1 + (2/pi)(2 tanh^2 2b - 1) K(k)]."""
     k = _k(beta)
-    K = special.ellipk(k**2)
     t2 = np.tanh(2 * beta) ** 2
+    if k >= 1.0:  # at beta_c, K(k) diverges but 2 tanh^2 2b - 1 = 0: u = -coth(2 b_c) = -sqrt 2
+        return float(-1 / np.tanh(2 * beta))
+    K = special.ellipk(k**2)
     return float(-1 / np.tanh(2 * beta) * (1 + 2 / np.pi * (2 * t2 - 1) * K))
 
 

@@ -18,10 +18,20 @@ from .ising import normalize, trace_torus
 from .progress import Progress
 
 
+def sqrt_singular_values(s):
+    """sqrt(s) with derivative 0 (not infinity) at singular values that vanish to working
+    precision. The Ising tensor has exactly zero singular values for every beta; their columns
+    of U sqrt(S) are zero whatever U is, so the true directional derivative there is 0, while
+    the plain sqrt rule would give inf * 0 = NaN (or, after round-off, huge noise)."""
+    tiny = tf.stop_gradient(tf.max(s)) * 1e-14
+    alive = s > tiny
+    return tf.where(alive, tf.sqrt(tf.where(alive, s, 1.0)), 0.0)
+
+
 def _split(m, chi, relative_cutoff=None):
     """Truncated SVD of a matrix, returned as the two halves U sqrt(S), sqrt(S) Vh."""
     u, s, vh = tf.linalg.svd(m, max_rank=chi, relative_cutoff=relative_cutoff)
-    r = tf.sqrt(s)
+    r = sqrt_singular_values(s)
     return u * r, r[:, None] * vh
 
 

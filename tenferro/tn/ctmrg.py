@@ -1,0 +1,309 @@
+"""C4v-symmetric corner-transfer-matrix renormalisation group (CTMRG) for one site tensor.
+
+The infinite square-lattice network of one tensor ``a[u, l, d, r]`` (up, left, down, right;
+the double-layer tensor of an iPEPS, or a classical site tensor such as the Ising one) that is
+invariant under the point group C4v (90-degree rotations and reflections permuting its legs)
+is contracted by an environment of one corner ``C`` (chi x chi, symmetric) and one edge ``T``
+(chi x d x chi, symmetric in its two chi legs), the same in all four directions:
+
+    C T T C
+    T a a T          one iteration:  M[(b r), (c d)] = C[x y] T[x u b] T[y l c] a[u l d r]
+    T a a T                          M = (M + M^T)/2 (symmetric by C4v; made exactly so)
+    C T T C                          P = the chi leading singular (= eigen) vectors of M
+                                     C' = P^T M P
+                                     T'[α r β] = P[x u α] T[x l y] a[u l d r] P[y d β]
+                                     C', T' normalised (Frobenius), symmetrised
+
+``P`` comes from a truncated ``tenferro.linalg.svd`` of the symmetric ``M`` by default (its
+singular values are |eigenvalues|, so corners with negative eigenvalues are handled), or from
+``eigh`` with the eigenvalues ranked by magnitude (``projector="eigh"``). Convergence is
+measured on the corner spectrum (the kept singular values of ``M``, normalised by the largest):
+the iteration stops when it changes by less than ``tol`` (2-norm), or after ``max_iter``.
+
+Costs per iteration (d = a.shape[0], i.e. D^2 for an iPEPS): O(chi^3 d^2 + chi^2 d^4) for the
+contractions (explicit pairwise order below) and O((chi d)^3) for the decomposition.
+
+Everything is written with tenferro operations, so the environment (and anything computed from
+it) differentiates with respect to ``a`` by unrolling the iterations: the truncated SVD/eigh
+derivatives include the kept/discarded coupling and Lorentzian broadening, so degenerate corner
+spectra give finite gradients. ``checkpoint=True`` recomputes each iteration in the backward
+pass instead of keeping its residuals (memory per iteration drops from the decomposition's
+(chi d)^2 matrices to the carried C and T).
+
+Also here: the classical free energy per site (``ctm_lnz``) and one-site expectation values
+(``ctm_site_expectation``) from a converged environment, for single-layer tensors.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tenferro as tf
+
+from ..core.tensor import Tensor
+from ..errors import ConcretizationError, DTypeError, ShapeError
+from .progress import Progress
+
+__all__ = [
+    "CTMEnv",
+    "corner_spectrum",
+    "ctm_init",
+    "ctm_lnz",
+    "ctm_site_expectation",
+    "ctmrg",
+    "ctmrg_step",
+    "multiplet_rank",
+]
+
+PROJECTORS = ("svd", "eigh")
+
+
+@dataclass(frozen=True)
+class CTMEnv:
+    """A converged (or last) C4v environment and how it was obtained.
+
+    ``C`` (chi x chi) and ``T`` (chi x d x chi) are tensors (they carry gradients); the rest is
+    diagnostic: iterations run, whether the spectrum converged to ``tol``, the last spectrum
+    change ``delta`` and the normalised corner spectrum (NumPy, descending, leading = 1).
+    """
+
+    C: Tensor
+    T: Tensor
+    iterations: int = 0
+    converged: bool = False
+    delta: float = math.nan
+    spectrum: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def chi(self) -> int:
+        return int(self.C.shape[0])
+
+
+# --------------------------------------------------------------------------- checks
+def _check_site(op: str, a) -> Tensor:
+    a = tf.asarray(a) if not isinstance(a, Tensor) else a
+    if a.ndim != 4 or len(set(a.shape)) != 1:
+        raise ShapeError(
+            f"{op}: the site tensor must be a[u, l, d, r] with four legs of equal dimension "
+            f"(C4v symmetry); got shape {tuple(a.shape)}."
+        )
+    if a.dtype.kind == "c":
+        raise DTypeError(
+            f"{op}: the C4v CTMRG works with a real site tensor (got {a.dtype}); its enlarged "
+            "corner must be real symmetric. For an iPEPS, use a real A (the Heisenberg "
+            "Hamiltonian in the rotated sublattice basis is real)."
+        )
+    if a.dtype.kind not in "f":
+        a = a.astype(tf.float64)
+    return a
+
+
+def check_c4v(op: str, a, rtol: float = 1e-8) -> None:
+    """Raise ``ValueError`` if the (concrete) tensor ``a[u, l, d, r]`` is not C4v symmetric.
+
+    Skipped silently when ``a`` has no value yet (traced graphs)."""
+    try:
+        x = np.asarray(a)
+    except ConcretizationError:
+        return
+    scale = max(float(np.abs(x).max()), 1e-300)
+    rot = np.abs(x - x.transpose(1, 2, 3, 0)).max()  # a[u,l,d,r] = a[l,d,r,u]
+    ref = np.abs(x - x.transpose(0, 3, 2, 1)).max()  # a[u,l,d,r] = a[u,r,d,l]
+    if max(rot, ref) > rtol * scale:
+        raise ValueError(
+            f"{op}: the site tensor is not C4v symmetric (rotation residual {rot / scale:.1e}, "
+            f"reflection residual {ref / scale:.1e}, relative). Symmetrise it first, e.g. "
+            "with tenferro.tn.symmetrize_c4v for an iPEPS tensor."
+        )
+
+
+# ---------------------------------------------------------------------------- pieces
+def ctm_init(a):
+    """The initial environment: the site tensor with its outward legs summed (free boundary
+    for a classical model; for a double-layer tensor, the product boundary state of
+    all-ones vectors, which is positive). ``C[d, r] = sum_{u,l} a``, ``T[u, r, d] = sum_l a``.
+    Both are normalised."""
+    a = _check_site("ctm_init", a)
+    C = tf.sum(a, axis=(0, 1))
+    T = tf.transpose(tf.sum(a, axis=1), (0, 2, 1))
+    return C / tf.norm(C), T / tf.norm(T)
+
+
+def _enlarged_corner(a, C, T):
+    """M[(b, r), (c, d)] = C[x, y] T[x, u, b] T[y, l, c] a[u, l, d, r] (chi^3 d^2 + chi^2 d^4)."""
+    chi, d = T.shape[0], a.shape[0]
+    ct = tf.tensordot(C, T, ([0], [0]))  # [y, u, b]
+    ctt = tf.tensordot(ct, T, ([0], [0]))  # [u, b, l, c]
+    m = tf.tensordot(ctt, a, ([0, 2], [0, 1]))  # [b, c, d, r]
+    return tf.reshape(tf.transpose(m, (0, 3, 1, 2)), (chi * d, chi * d))
+
+
+def _renormalised_edge(a, T, P):
+    """T'[α, r, β] = P[x, u, α] T[x, l, y] a[u, l, d, r] P[y, d, β] (chi^3 d^2 + chi^2 d^4)."""
+    pt = tf.tensordot(P, T, ([0], [0]))  # [u, α, l, y]
+    pta = tf.tensordot(pt, a, ([0, 2], [0, 1]))  # [α, y, d, r]
+    return tf.tensordot(pta, P, ([1, 2], [0, 1]))  # [α, r, β]
+
+
+def multiplet_rank(s: np.ndarray, chi: int, multiplet_tol: float) -> int:
+    """The largest k <= chi such that the k-th and (k+1)-th values of the descending ``s``
+    differ by more than ``multiplet_tol`` relative to the k-th: truncation then never splits a
+    (near-)degenerate multiplet (keeps at least one value)."""
+    k = min(int(chi), s.size)
+    while 1 < k < s.size and s[k - 1] - s[k] <= multiplet_tol * s[k - 1]:
+        k -= 1
+    return k
+
+
+def _concrete(x, what: str):
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except ConcretizationError as e:
+        raise ConcretizationError(
+            f"ctmrg: {what} needs the values of the spectrum, which a traced graph does not "
+            "have; under jit use projector='svd' with multiplet_tol=None and tol=None."
+        ) from e
+
+
+def _projector(M, chi: int, projector: str, multiplet_tol):
+    """(P, kept spectrum, C') for the symmetric matrix M."""
+    if projector == "svd":
+        if multiplet_tol is None:
+            U, S, _ = tf.linalg.svd(M, max_rank=chi)
+        else:
+            U, S, _ = tf.linalg.svd(M)
+            k = multiplet_rank(_concrete(S, "multiplet_tol"), chi, multiplet_tol)
+            U, S = U[:, :k], S[:k]
+        return U, S, U.T @ (M @ U)
+    w, V = tf.linalg.eigh(M)
+    mags = np.abs(_concrete(w, "projector='eigh' (ranking eigenvalues by magnitude)"))
+    order = np.argsort(-mags, kind="stable")
+    k = min(chi, mags.size)
+    if multiplet_tol is not None:
+        k = multiplet_rank(mags[order], chi, multiplet_tol)
+    keep = order[:k]
+    wk = tf.take(w, keep)
+    return tf.take(V, keep, axis=1), tf.abs(wk), tf.diag(wk)
+
+
+def ctmrg_step(a, C, T, chi: int, projector: str = "svd", multiplet_tol: float | None = None):
+    """One C4v CTMRG iteration; returns ``(C', T', s)`` with ``s`` the kept spectrum of the
+    enlarged corner (descending), normalised by its largest value. ``multiplet_tol``: keep
+    fewer than ``chi`` values rather than split a multiplet (``multiplet_rank``)."""
+    M = _enlarged_corner(a, C, T)
+    M = (M + M.T) / 2
+    P, s, Cn = _projector(M, chi, projector, multiplet_tol)
+    k = P.shape[1]
+    P = tf.reshape(P, (T.shape[0], a.shape[0], k))
+    Tn = _renormalised_edge(a, T, P)
+    Cn = (Cn + Cn.T) / 2
+    Tn = (Tn + tf.transpose(Tn, (2, 1, 0))) / 2
+    return Cn / tf.norm(Cn), Tn / tf.norm(Tn), s / tf.max(s)
+
+
+def corner_spectrum(C) -> np.ndarray:
+    """Singular values of the corner, descending, normalised by the largest (NumPy)."""
+    s = np.linalg.svd(np.asarray(C), compute_uv=False)
+    return s / s[0]
+
+
+def _distance(s, prev) -> float:
+    n = max(s.size, prev.size)
+    return float(np.linalg.norm(np.pad(s, (0, n - s.size)) - np.pad(prev, (0, n - prev.size))))
+
+
+def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=None,
+          projector: str = "svd", multiplet_tol: float | None = None,
+          checkpoint: bool = False, progress=None, check_symmetry: bool = True) -> CTMEnv:
+    """Converge the C4v environment of the site tensor ``a[u, l, d, r]`` at bond dimension
+    ``chi``.
+
+    Iterates ``ctmrg_step`` from ``env`` (a ``CTMEnv`` or ``(C, T)``; default ``ctm_init(a)``)
+    until the normalised corner spectrum changes by less than ``tol`` (2-norm) or ``max_iter``
+    iterations have run; ``tol=None`` always runs ``max_iter`` (needed under ``tenferro.jit``,
+    where values are unknown while tracing). The result differentiates with respect to ``a``
+    through all iterations run (start from ``env=None`` for exact gradients: a warm start's
+    own dependence on ``a`` is whatever its tensors carry). ``checkpoint=True`` recomputes each
+    iteration in the backward pass (memory O(chi^2 d) per iteration instead of O(chi^2 d^2)).
+    ``projector``: "svd" (default) or "eigh" (eigenvalues ranked by magnitude). Truncating
+    inside a (near-)degenerate multiplet of the corner spectrum makes the environment
+    gauge-dependent and stalls convergence at the level of the splitting; ``multiplet_tol``
+    (e.g. 1e-6) keeps fewer than ``chi`` values instead (so chi may vary between iterations).
+    ``progress``: None (global setting), True or False.
+    """
+    a = _check_site("ctmrg", a)
+    if projector not in PROJECTORS:
+        raise ValueError(f"ctmrg: projector must be one of {PROJECTORS}, got {projector!r}.")
+    if int(chi) < 1 or int(max_iter) < 1:
+        raise ValueError(f"ctmrg: chi and max_iter must be >= 1 (got {chi}, {max_iter}).")
+    if check_symmetry:
+        check_c4v("ctmrg", a)
+    if env is None:
+        C, T = ctm_init(a)
+    else:
+        C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
+    step = functools.partial(ctmrg_step, chi=int(chi), projector=projector,
+                             multiplet_tol=multiplet_tol)
+    if checkpoint:
+        step = tf.checkpoint(step)
+    prev, delta, converged, it = None, math.nan, False, 0
+    with Progress("CTMRG", max_iter, progress) as p:
+        for it in range(1, max_iter + 1):
+            C, T, s = step(a, C, T)
+            if tol is None:
+                p.update(it, chi=C.shape[0])
+                continue
+            sv = _concrete(s, "the convergence test (tol; pass tol=None to run max_iter)")
+            if prev is not None:
+                delta = _distance(sv, prev)
+            prev = sv
+            p.update(it, chi=C.shape[0], delta=delta)
+            if delta < tol:
+                converged = True
+                break
+    if prev is None:  # tol=None: report the last spectrum when it has values
+        try:
+            prev = np.asarray(s, dtype=np.float64)
+        except ConcretizationError:
+            pass
+    return CTMEnv(C, T, it, converged, delta, prev)
+
+
+# ------------------------------------------------------------------ observables
+def _column(C, T):
+    """The left column C T C: L[q, k, s] = C[p, q] T[p, k, r] C[r, s]."""
+    ct = tf.tensordot(C, T, ([0], [0]))  # [q, k, r]
+    return tf.tensordot(ct, C, ([2], [0]))  # [q, k, s]
+
+
+def _site_network(a, C, T):
+    """<a> in the 3x3 environment (one site surrounded by 4 C and 4 T), for a tensor
+    ``a[u, l, d, r]`` of the environment's bond dimension (chi^3 d^2 + chi^2 d^3)."""
+    L = _column(C, T)  # [q, k, s]
+    x = tf.tensordot(L, T, ([0], [0]))  # [k, s, u, q']
+    x = tf.tensordot(x, T, ([1], [0]))  # [k, u, q', d, s']
+    x = tf.tensordot(x, a, ([0, 1, 3], [1, 0, 2]))  # [q', s', r]
+    return tf.einsum("qsr,qrs->", x, L)
+
+
+def ctm_site_expectation(a, a_op, env) -> Tensor:
+    """``<a_op> / <a>``: the one-site impurity ``a_op`` (e.g. the Ising tensor weighted by the
+    spin) in place of one ``a`` of the converged network."""
+    return _site_network(a_op, env.C, env.T) / _site_network(a, env.C, env.T)
+
+
+def ctm_lnz(a, env) -> Tensor:
+    """ln Z per site of the network of ``a`` from its converged C4v environment:
+    ln kappa = ln Z_site + ln Z_corners - 2 ln Z_edge, with Z_site the 3x3 network (one a,
+    four C, four T), Z_corners = Tr C^4 and Z_edge the 2x3 network C T C / C T C. The ratio is
+    independent of how C and T are normalised."""
+    C, T = env.C, env.T
+    L = _column(C, T)
+    z_edge = tf.sum(L * L)
+    cc = C @ C
+    z_corner = tf.sum(cc * cc.T)
+    return tf.log(_site_network(a, C, T)) + tf.log(z_corner) - 2 * tf.log(z_edge)
