@@ -9,6 +9,9 @@ zero-safe square root as ``tenferro.tn.trg`` (exactly zero singular values: deri
 Each measurement runs in its own process so that peak memory (the increase of max RSS over the
 process's baseline) is comparable across libraries. BLAS is pinned to one thread everywhere.
 
+tenferro tunes glibc's allocator at import (tenferro/backends/malloc.py); the
+"torch+malloc" row runs PyTorch with the same tuning, to show the allocator's share.
+
 Target ([physics]): tenferro forward+backward at most 1.0x PyTorch's.
 Run: python benchmarks/trg.py [--chis 16 32] [--steps 20] [--repeat 3]
 """
@@ -35,14 +38,31 @@ EPS = 1e-10  # relative Lorentzian width (tenferro's default)
 
 # ---------------------------------------------------------------------------- tenferro
 def tenferro_case(chi, steps, backward):
+    """The tape API, like the PyTorch version (requires_grad + backward())."""
     import tenferro as tf
     from tenferro.tn import ising_tensor, trg
 
     def f(b):
         return trg(ising_tensor(b), chi, steps, progress=False)
 
-    b = tf.tensor(BETA)
-    return (lambda: tf.value_and_grad(f)(b)) if backward else (lambda: f(b))
+    def run():
+        b = tf.tensor(BETA, requires_grad=backward)
+        v = f(b)
+        if backward:
+            v.backward()
+            return v, b.grad
+        return v
+
+    return run
+
+
+def torch_tuned_case(chi, steps, backward):
+    """PyTorch with the same glibc allocator tuning tenferro applies at import (for a
+    like-for-like view of the allocator's share)."""
+    from tenferro.backends.malloc import tune_glibc_malloc
+
+    tune_glibc_malloc()
+    return torch_case(chi, steps, backward)
 
 
 # ----------------------------------------------------------------------------- PyTorch
@@ -191,7 +211,8 @@ def jax_case(chi, steps, backward):
     return lambda: jax.block_until_ready(g(b))
 
 
-CASES = {"tenferro": tenferro_case, "torch": torch_case, "jax": jax_case}
+CASES = {"tenferro": tenferro_case, "torch": torch_case, "torch+malloc": torch_tuned_case,
+         "jax": jax_case}
 
 
 def worker(lib, chi, steps, backward, repeat):
@@ -238,7 +259,7 @@ def main():
                 results[(chi, lib, bwd)] = d
                 rows.append((chi, lib, "fwd+bwd" if bwd else "fwd", f"{d['time']:.3f} s",
                              f"{d['peak_mb']:.0f} MB", " ".join(f"{v:.10f}" for v in d["values"])))
-    w = [5, 9, 8, 10, 10, 30]
+    w = [5, 13, 8, 10, 10, 30]
     head = ["chi", "library", "mode", "time", "peak mem", "lnZ/N (, dlnZ/dbeta)"]
     print("  ".join(h.ljust(x) for h, x in zip(head, w)))
     for r in rows:
@@ -246,7 +267,7 @@ def main():
     for chi in args.chis:
         for bwd in (0, 1):
             t = results.get((chi, "tenferro", bwd))
-            for peer in ("torch", "jax"):
+            for peer in ("torch", "torch+malloc", "jax"):
                 q = results.get((chi, peer, bwd))
                 if t and q:
                     mem = t["peak_mb"] / max(q["peak_mb"], 1)

@@ -6,6 +6,7 @@ import numpy as np
 
 from . import Backend
 from .linalg_ext import ScipyLinalg
+from .malloc import tune_glibc_malloc
 from .namespace import Namespace, copy_public
 
 
@@ -31,6 +32,7 @@ def _to_numpy(arr):
 
 
 def make_backend() -> Backend:
+    tune_glibc_malloc()
     ns = Namespace()
     copy_public(ns, np)
     ns.linalg = np.linalg
