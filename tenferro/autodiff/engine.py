@@ -157,7 +157,7 @@ class ImplContext:
 
     @staticmethod
     def apply_vjp(node, mask, vals):
-        return node.tmpl.vjp_impl(mask)(node.backend.xp, *vals)
+        return node.tmpl.vjp_impl(mask)(node.backend.xp, (), *vals)
 
     @staticmethod
     def add(a, b):

@@ -18,7 +18,7 @@ from chainrules import Zero
 from chainrules.core import out_avals
 from chainrules.dtypes import is_inexact
 
-from ..ir.program import IRBuilder, Program, Var, compile_impl, dce, params_key, used_vars
+from ..ir.program import IRBuilder, Program, Var, dce, params_key, used_vars
 from ..ir.transpose import linear_eqn_mask, transpose_eqns
 
 
@@ -131,10 +131,12 @@ class Template:
         return p
 
     def vjp_impl(self, ct_mask: tuple):
-        """``vjp_program(ct_mask)`` compiled to a function ``run(xp, *inputs)``."""
+        """``vjp_program(ct_mask)`` compiled to a function ``run(xp, consts, *inputs)``."""
         f = self._vjp_fn.get(ct_mask)
         if f is None:
-            f = self._vjp_fn[ct_mask] = compile_impl(self.vjp_program(ct_mask))
+            from ..traced.executor import compile_program
+
+            f = self._vjp_fn[ct_mask] = compile_program(self.vjp_program(ct_mask))
         return f
 
     def jvp_program(self) -> Program:

@@ -122,34 +122,3 @@ def used_vars(eqns, outputs) -> set[int]:
     for eqn in eqns:
         ids.update(id(v) for v in eqn.inputs)
     return ids
-
-
-def compile_impl(program: Program):
-    """Compile ``program`` to a Python function ``run(xp, *inputs) -> list`` calling the
-    primitives' ``impl`` directly: the fastest way to execute a small program repeatedly."""
-    ns: dict = {}
-    names: dict[int, str] = {}
-    args = []
-    for i, v in enumerate(program.inputs):
-        names[id(v)] = f"a{i}"
-        args.append(f"a{i}")
-    for i, (v, c) in enumerate(program.consts.items()):
-        names[id(v)] = f"c{i}"
-        ns[f"c{i}"] = c
-    lines = [f"def run(xp{''.join(', ' + a for a in args)}):"]
-    for k, eqn in enumerate(program.eqns):
-        ns[f"f{k}"] = eqn.prim.impl
-        call_args = "".join(", " + names[id(v)] for v in eqn.inputs)
-        if eqn.params:
-            ns[f"p{k}"] = eqn.params
-            call_args += f", **p{k}"
-        outs = []
-        for j, v in enumerate(eqn.outputs):
-            names[id(v)] = f"v{k}_{j}"
-            outs.append(f"v{k}_{j}")
-        lhs = ", ".join(outs) + ("," if eqn.prim.multiple_results and len(outs) == 1 else "")
-        lines.append(f"    {lhs} = f{k}(xp{call_args})")
-    ret = ", ".join("None" if v is None else names[id(v)] for v in program.outputs)
-    lines.append(f"    return [{ret}]")
-    exec("\n".join(lines), ns)  # noqa: S102 - generated from our own IR
-    return ns["run"]

@@ -17,7 +17,7 @@ class Executable:
     def __init__(self, program: Program):
         self.program = program
         self.consts = list(program.consts.values())
-        self._fn = _codegen(program)
+        self._fn = compile_program(program)
         self._device_consts: dict = {}
 
     def run(self, backend, values) -> list:
@@ -29,7 +29,10 @@ class Executable:
         return self._fn(backend.xp, consts, *values)
 
 
-def _codegen(program: Program):
+def compile_program(program: Program):
+    """Compile ``program`` to ``run(xp, consts, *inputs) -> list`` calling the primitives'
+    ``impl`` directly, freeing each intermediate at its last use and resolving run-time
+    (symbolic) sizes. Used by the graph executor and by the eager tape's derivative templates."""
     ns: dict = {}
     names: dict[int, str] = {}
     args = []
@@ -63,7 +66,7 @@ def _codegen(program: Program):
         gone = sorted({names[id(v)] for v in dead[k]})
         if gone:
             lines.append(f"    del {', '.join(gone)}")
-    ret = ", ".join(names[id(v)] for v in program.outputs)
+    ret = ", ".join("None" if v is None else names[id(v)] for v in program.outputs)
     lines.append(f"    return [{ret}]")
     exec("\n".join(lines), ns)  # noqa: S102 - generated from our own IR
     return ns["run"]
