@@ -45,7 +45,6 @@ from .ops import (
     abs,
     abs2,
     astype,
-    broadcast_to,
     conj,
     expand_dims,
     matmul,
@@ -59,7 +58,8 @@ from .ops import (
     tensor_of,
     where,
 )
-from .ops._base import broadcast_shapes, to_inexact
+from .ops._base import to_inexact
+from .ops.products import broadcast_batch
 from .ops.reductions import safe_sqrt
 
 __all__ = [
@@ -373,9 +373,7 @@ def solve(a, b) -> Tensor:
             f"solve: b of shape {b.shape if not vector else (b.shape[0],)} does not match a of "
             f"shape {a.shape}: b needs {n} rows ((n,) or (..., n, k))."
         )
-    batch = broadcast_shapes("solve", a.shape[:-2], b.shape[:-2])
-    a = broadcast_to(a, batch + a.shape[-2:])
-    b = broadcast_to(b, batch + b.shape[-2:])
+    a, b = broadcast_batch("solve", a, b)
     x = bind(P.solve_p, a, b)
     return reshape(x, x.shape[:-1]) if vector else x
 

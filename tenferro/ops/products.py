@@ -28,6 +28,12 @@ def _promote2(op, a, b):
     return a, b
 
 
+def broadcast_batch(op: str, a, b):
+    """Broadcast the leading (batch) axes of two stacks of matrices against each other."""
+    batch = broadcast_shapes(op, a.shape[:-2], b.shape[:-2])
+    return broadcast_to(a, batch + a.shape[-2:]), broadcast_to(b, batch + b.shape[-2:])
+
+
 def matmul(a, b) -> Tensor:
     """NumPy ``matmul``: matrix products over the last two axes, broadcasting batch axes."""
     a, b = _promote2("matmul", a, b)
@@ -43,10 +49,8 @@ def matmul(a, b) -> Tensor:
             f"matmul: inner dimensions differ: {a.shape} @ {b.shape} "
             f"({a.shape[-1]} vs {b.shape[-2]})."
         )
-    batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
-    a = broadcast_to(a, batch + a.shape[-2:])
-    b = broadcast_to(b, batch + b.shape[-2:])
-    nb = len(batch)
+    a, b = broadcast_batch("matmul", a, b)
+    nb = a.ndim - 2
     bd = tuple(range(nb))
     out = bind(P.dot_general_p, a, b, dimension_numbers=(((nb + 1,), (nb,)), (bd, bd)))
     if va:
