@@ -18,7 +18,7 @@ from chainrules.dtypes import (
     int64,
 )
 
-from . import errors, linalg, ops, pytree
+from . import errors, lax, linalg, ops, pytree
 from .autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
 from .autodiff.forward import jvp
 from .autodiff.higher import hessian, hvp, jacfwd, jacrev
@@ -44,6 +44,7 @@ __all__ = [
     "ShapeDtype",
     "TracedTensor",
     "jit",
+    "lax",
     "load",
     "trace",
     "Tensor",

@@ -112,3 +112,19 @@ def test_leaked_tracer_is_a_clear_error():
     tf.grad(f)(tf.tensor([1.0]))
     with pytest.raises(LeakedTracerError, match="leaked|outside the transformation"):
         box[0] * 2
+
+
+def test_every_primitive_is_reachable_through_lax():
+    import chainrules
+
+    for name in chainrules.PRIMITIVES:
+        assert callable(getattr(tf.lax, name))
+    x = tf.tensor(np.arange(6.0).reshape(2, 3))
+    y = tf.lax.dot_general(x, x, dimension_numbers=(((1,), (1,)), ((), ())))
+    np.testing.assert_array_equal(y.numpy(), x.numpy() @ x.numpy().T)
+    s = tf.lax.slice(x, start_indices=(0, 1), limit_indices=(2, 3), strides=(1, 2))
+    np.testing.assert_array_equal(s.numpy(), x.numpy()[:, 1:3:2])
+    from tenferro.errors import ShapeError
+
+    with pytest.raises(ShapeError, match="add: operand shapes differ"):
+        tf.lax.add(x, tf.ones(3))
