@@ -20,6 +20,7 @@ from chainrules.dtypes import (
 
 from . import errors, lax, linalg, ops, pytree
 from .autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
+from .autodiff.custom import custom_vjp
 from .autodiff.forward import jvp
 from .autodiff.higher import hessian, hvp, jacfwd, jacrev
 from .autodiff.linearize import linear_transpose, linearize
@@ -53,6 +54,7 @@ __all__ = [
     "checkpoint_loop",
     "saved_residuals",
     "contract_path",
+    "custom_vjp",
     "einsum",
     "linalg",
     "ncon",

@@ -110,6 +110,23 @@ class TapeTrace(Trace):
                 for i, o in enumerate(outs)]
 
 
+    def process_custom_vjp(self, fun, fwd, bwd, args):
+        from .custom import record_custom_vjp
+
+        primals, parents = [], []
+        for a in args:
+            if type(a) is TapeTracer and a._trace is self:
+                primals.append(a.primal)
+                parents.append(None if a.node is None else (a.node, a.index))
+            else:
+                primals.append(a)
+                parents.append(None)
+        if all(p is None for p in parents):
+            return fun(*primals)
+        return record_custom_vjp(fwd, bwd, primals, parents,
+                                 lambda o, node, i: TapeTracer(self, o, node, i))[0]
+
+
 def _inputs(trace, flat):
     ins, leaves = [], []
     for x in flat:

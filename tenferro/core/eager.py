@@ -298,8 +298,10 @@ class SavedOutput:
 
 
 def _modified_error(node, t, version):
+    op = node.tmpl.prim.name if hasattr(node, "tmpl") else {
+        "CheckpointNode": "checkpoint", "CustomVJPNode": "custom_vjp"}.get(type(node).__name__)
     raise GradientError(
-        f"{node.tmpl.prim.name}: a tensor needed for the gradient ({fmt_aval(t)}) was modified "
+        f"{op}: a tensor needed for the gradient ({fmt_aval(t)}) was modified "
         f"in place after it was used (version {version} -> {t._version}). Compute with a copy "
         f"(.clone()) or move the in-place update after backward()."
     )
@@ -389,6 +391,55 @@ class EvalTrace(Trace):
                               stash, 0, loader=_AmbientCheckpointLoader(args[0]._backend))
         return [_wrap(o._value, o._backend, node if is_inexact(o.dtype) else None, i)
                 for i, o in enumerate(outs)]
+
+
+    def process_custom_vjp(self, fun, fwd, bwd, args):
+        if not state.grad_enabled or all(a._node is None for a in args):
+            return fun(*args)
+        from ..autodiff.custom import record_custom_vjp
+
+        # fwd runs on detached inputs with recording off: the outputs' history is the custom
+        # node. Residuals that are inputs are saved as the inputs themselves (with their
+        # history, and checked for in-place changes); residuals fwd computes are constants
+        # for a create_graph=True backward (the functional API differentiates them too).
+        detached = [_wrap(a._value, a._backend) for a in args]
+        parents = tuple(None if a._node is None else (a._node, a._index) for a in args)
+        prev = state.grad_enabled
+        state.grad_enabled = False
+        try:
+            outs, node = record_custom_vjp(
+                fwd, bwd, detached, parents,
+                lambda o, node, i: _wrap(o._value, o._backend, node, i),
+                loader=_AmbientCustomLoader(args[0]._backend),
+            )
+        finally:
+            state.grad_enabled = prev
+        by_id = {id(d): SavedTensor(a) for d, a in zip(detached, args)}
+        node.saved = [by_id.get(id(r), r) for r in node.saved]
+        return outs
+
+
+class _AmbientCustomLoader:
+    """Cotangents of the eager tape are raw arrays; the user's bwd works on tensors."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __call__(self, node, cts, ctx):
+        res = []
+        for r in node.saved:
+            if type(r) is SavedTensor:
+                r = r.load(node, False)
+                if ctx.raw:  # no history wanted: plain values
+                    r = _wrap(r._value, r._backend)
+            res.append(r)
+        if ctx.raw:
+            cts = [None if c is None else _wrap(c, self.backend) for c in cts]
+        return res, cts
+
+    @staticmethod
+    def unload(grads, ctx):
+        return [g._value if (ctx.raw and g is not None) else g for g in grads]
 
 
 class _AmbientCheckpointLoader:

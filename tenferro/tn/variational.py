@@ -1,0 +1,295 @@
+"""Variational MPS ground states: scipy's L-BFGS fed energies and gradients from tenferro.
+
+The energy E(A) = <psi|H|psi> / <psi|psi> of an MPS is minimised over all its tensors at once,
+with the gradient from ``tenferro.value_and_grad`` (compiled once per bond dimension with
+``tenferro.jit``). Three things make this converge to the variational optimum instead of
+creeping towards it (measurements in ``design/mps.md``):
+
+1. **Preconditioning by a change of variables.** The MPS parametrisation is badly conditioned:
+   in a canonical form, a site's tensor A_i moves the state by ||dA_i rho_i^{1/2}||, with rho_i
+   the reduced density matrix on one of its bonds, whose eigenvalues (squared Schmidt values)
+   span many decades. Gradient methods then crawl along the small-Schmidt-value directions
+   (plain L-BFGS on the Heisenberg chain L=12, D=16 stalls near 1e-6 above the optimum after
+   3000 evaluations). So each round brings the state into mixed-canonical form around the
+   centre c and writes
+
+       psi = X_0 P_1 X_1 P_2 ... P_{L-1} X_{L-1},   P_k = (rho_k + eps)^{-1/2}  (fixed),
+
+   optimising the X's: at the start of the round the metric <dpsi|dpsi> is then the identity
+   on every site's block (the local picture of DMRG, where each site is in turn the
+   orthogonality centre). ``metric_eps`` (relative to the largest eigenvalue) regularises the
+   inverse square root.
+2. **Restarts.** The metric drifts as the state changes, so every ``restart_every`` L-BFGS
+   iterations the state is re-canonicalised, renormalised and re-preconditioned (and L-BFGS's
+   curvature memory is reset with it).
+3. **Growing bond dimension.** The optimisation starts at a small D and doubles it up to the
+   target (``expand_bond_dimension`` pads with noise, to leave the saddle point that zero
+   padding would be): the small problems are cheap and give the large one a good start.
+
+A stage stops when a round lowers the energy by less than ``tol * max(1, |E|)`` twice in a
+row (``stage_tol`` for the intermediate bond dimensions), or when the iteration budget is spent.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tenferro as tf
+
+from ..errors import ShapeError
+from .mps import (
+    bond_dimensions,
+    expand_bond_dimension,
+    mixed_canonicalize,
+    mpo_expectation,
+    mpo_variance,
+    random_mps,
+)
+from .progress import Progress
+
+__all__ = ["VariationalResult", "mps_energy", "variational_ground_state"]
+
+
+def mps_energy(mps, mpo):
+    """Re <psi|H|psi> / <psi|psi>: the variational energy of an MPS for a Hermitian MPO."""
+    return tf.real(mpo_expectation(mps, mpo))
+
+
+def _preconditioned_energy(xs, ps, mpo):
+    """The energy of psi = X_0 P_1 X_1 ... P_{L-1} X_{L-1} (the P's absorbed to the left)."""
+    mps = [tf.einsum("lsk,kr->lsr", x, p) for x, p in zip(xs[:-1], ps)] + [xs[-1]]
+    return mps_energy(mps, mpo)
+
+
+_energy_and_grad = tf.value_and_grad(_preconditioned_energy)
+_energy_and_grad_jit = tf.jit(_energy_and_grad)
+
+
+@dataclass
+class VariationalResult:
+    """What ``variational_ground_state`` found.
+
+    ``mps``: the state, normalised and mixed-canonical about the middle site; ``energy``: its
+    energy; ``variance``: <H^2> - <H>^2 (None if not computed); ``history``: the energy after
+    every L-BFGS iteration, over all stages; ``bond_history``: the bond dimension of each of
+    those iterations; ``stages``: one dict per bond dimension (D, iterations, evaluations,
+    energy, seconds, rounds); ``converged``: the final stage met ``tol`` (not the budget)."""
+
+    mps: list
+    energy: float
+    variance: float | None
+    history: np.ndarray
+    bond_history: np.ndarray
+    stages: list = field(default_factory=list)
+    n_iterations: int = 0
+    n_evaluations: int = 0
+    seconds: float = 0.0
+    converged: bool = False
+
+
+def default_schedule(D: int, start: int = 4) -> list[int]:
+    """Bond dimensions of the growing-D stages: halve ``D`` until at most ``start``
+    (``16 -> [4, 8, 16]``, ``12 -> [3, 6, 12]``, ``4 -> [4]``)."""
+    ds = [int(D)]
+    while ds[0] > start:
+        ds.insert(0, (ds[0] + 1) // 2)
+    return ds
+
+
+def variational_ground_state(
+    mpo, D: int, *, mps0=None, schedule=None, dtype=None, seed=0, tol: float = 1e-12,
+    stage_tol: float = 1e-7, restart_every: int = 100, metric_eps: float = 1e-6,
+    maxcor: int = 10, max_iterations: int = 20000, noise: float = 1e-2, jit: bool = True,
+    variance: bool = True, progress=None,
+) -> VariationalResult:
+    """Minimise <psi|H|psi>/<psi|psi> over MPS of bond dimension ``D`` with L-BFGS.
+
+    * ``mpo``: the Hamiltonian (``tenferro.tn.mpo``; W[left, right, out, in], Hermitian);
+    * ``mps0``: a starting state (default: a random MPS, seeded by ``seed``, at the first
+      bond dimension of ``schedule``); ``dtype``: of the random start (default float64; use
+      complex128 for complex Hamiltonians);
+    * ``schedule``: the bond dimensions of successive stages (default ``default_schedule(D)``,
+      halving down to 4; with ``mps0`` given: just ``[D]``);
+    * ``tol``: final-stage stopping tolerance on the energy decrease per round, relative to
+      max(1, |E|); ``stage_tol``: the same for intermediate stages;
+    * ``restart_every``: L-BFGS iterations per round (re-preconditioning between rounds);
+      ``metric_eps``: regularisation of the preconditioner; ``maxcor``: L-BFGS memory;
+    * ``max_iterations``: total L-BFGS iteration budget over all stages;
+    * ``noise``: relative size of the random entries added when D grows;
+    * ``jit``: compile the energy-and-gradient function with ``tenferro.jit`` (3-4x faster
+      than eager on these sizes);
+    * ``variance``: also compute <H^2> - <H>^2 of the result (a few energy evaluations' cost);
+    * ``progress``: periodic log lines (None: the ``tenferro.tn`` default, False: silent).
+    """
+    from scipy.optimize import minimize
+
+    L = len(mpo)
+    if L < 1:
+        raise ShapeError("variational_ground_state: empty MPO.")
+    d = mpo[0].shape[2]
+    if schedule is None:
+        schedule = [D] if mps0 is not None else default_schedule(D)
+    schedule = [int(k) for k in schedule]
+    if not schedule or min(schedule) < 1 or schedule[-1] != D:
+        raise ShapeError(f"variational_ground_state: schedule {schedule} must be positive "
+                         f"bond dimensions ending with D={D}.")
+    if mps0 is None:
+        psi = random_mps(L, schedule[0], d, dtype=dtype or tf.float64, seed=seed)
+    else:
+        psi = list(mps0)
+        if len(psi) != L or psi[0].shape[1] != d:
+            raise ShapeError(
+                f"variational_ground_state: mps0 has {len(psi)} sites of local dimension "
+                f"{psi[0].shape[1]}, the MPO {L} sites of dimension {d}.")
+    vg = _energy_and_grad_jit if jit else _energy_and_grad
+    center = L // 2
+    history: list[float] = []
+    bond_hist: list[int] = []
+    stages = []
+    n_eval = 0
+    t_start = time.perf_counter()
+    converged = False
+    rng_seed = np.random.SeedSequence(seed if isinstance(seed, int) else None)
+    with Progress("vMPS", max_iterations, progress) as prog:
+        for si, Dk in enumerate(schedule):
+            if max(bond_dimensions(psi)) < Dk:
+                psi = expand_bond_dimension(psi, Dk, noise=noise,
+                                            seed=rng_seed.spawn(1)[0])
+            final = si == len(schedule) - 1
+            stop = (tol if final else stage_tol)
+            t0, it0, ev0 = time.perf_counter(), len(history), n_eval
+            e_prev, small, rounds = np.inf, 0, 0
+            stage_done = False
+            while len(history) < max_iterations:
+                xs, ps = precondition(psi, center, metric_eps)
+                shapes = [x.shape for x in xs]
+                dt = xs[0].dtype
+
+                def fun(x, shapes=shapes, dt=dt, ps=ps):
+                    nonlocal n_eval
+                    e, g = vg(_unflatten(x, shapes, dt), ps, mpo)
+                    n_eval += 1
+                    return e.item(), _flatten(g)
+
+                record = _recorder(history, bond_hist, Dk, prog, max_iterations)
+
+                budget = min(restart_every, max_iterations - len(history))
+                res = minimize(fun, _flatten(xs), jac=True, method="L-BFGS-B", callback=record,
+                               options=dict(maxiter=budget, maxfun=4 * budget, maxcor=maxcor,
+                                            ftol=10 * np.finfo(float).eps, gtol=0.0))
+                xs = _unflatten(res.x, shapes, dt)
+                psi = [tf.einsum("lsk,kr->lsr", x, p) for x, p in zip(xs[:-1], ps)] + [xs[-1]]
+                rounds += 1
+                e = float(res.fun)
+                small = small + 1 if e_prev - e < stop * max(1.0, abs(e)) else 0
+                e_prev = min(e, e_prev)
+                if small >= 2:
+                    stage_done = True
+                    break
+            stages.append(dict(D=Dk, iterations=len(history) - it0, evaluations=n_eval - ev0,
+                               energy=e_prev, rounds=rounds, seconds=time.perf_counter() - t0,
+                               converged=stage_done))
+            if not stage_done:  # budget spent
+                break
+            converged = final and stage_done
+    psi = mixed_canonicalize(psi, center, normalize=True)
+    energy = mps_energy(psi, mpo).item()
+    var = mpo_variance(psi, mpo).item() if variance else None
+    return VariationalResult(
+        mps=psi, energy=energy, variance=var, history=np.asarray(history),
+        bond_history=np.asarray(bond_hist), stages=stages, n_iterations=len(history),
+        n_evaluations=n_eval, seconds=time.perf_counter() - t_start, converged=converged)
+
+
+def _recorder(history, bond_hist, D, prog, max_iterations):
+    """The L-BFGS callback: scipy passes the current iterate as ``intermediate_result`` (the
+    parameter name selects that calling convention)."""
+
+    def record(intermediate_result):
+        history.append(float(intermediate_result.fun))
+        bond_hist.append(D)
+        prog.update(len(history), D=D, E=history[-1])
+        if len(history) >= max_iterations:
+            raise StopIteration
+
+    return record
+
+
+# ----------------------------------------------------------------- preconditioning
+def precondition(mps, center: int, eps: float = 1e-6):
+    """``(xs, ps)`` with ``psi = X_0 P_1 X_1 ... P_{L-1} X_{L-1}`` the normalised state and the
+    fixed bond matrices ``P_k`` chosen so that the metric <dpsi|dpsi> is the identity on each
+    X_i's block at this point (regularised by ``eps`` relative to the largest eigenvalue).
+
+    With the state mixed-canonical about ``center`` and normalised, a left-canonical site
+    i < c changes the state by dA_i weighted by the right environment R of its right bond,
+    <dpsi|dpsi> = sum conj(dA[l,s,r']) R[r',r] dA[l,s,r], so A_i = X_i P with
+    P = (R^{-1/2})^T; a right-canonical site i > c sees the left environment E of its left bond
+    and A_i = P X_i with P = E^{-1/2}. Both P's sit on bond matrices of the chain."""
+    mps = mixed_canonicalize(mps, center, normalize=True)
+    A = [_host(a) for a in mps]
+    L = len(A)
+    ps: list = [None] * (L - 1)
+    xs = list(A)
+    # right environments of the bonds k = center, ..., 1 (bond k is between sites k-1 and k)
+    r = np.ones((1, 1), dtype=A[0].dtype)
+    for k in range(L - 1, 0, -1):
+        a = A[k]
+        r = np.einsum("asb,yb,xsy->xa", a, r, a.conj())  # R[bra x, ket a]
+        if k <= center:
+            p, p_inv = _inv_sqrt(r, eps)
+            ps[k - 1] = p.T
+            xs[k - 1] = np.einsum("lsr,rk->lsk", xs[k - 1], p_inv.T)
+    # left environments of the bonds k = center + 1, ..., L - 1
+    e = np.ones((1, 1), dtype=A[0].dtype)
+    for k in range(1, L):
+        a = A[k - 1]
+        e = np.einsum("xa,asb,xsy->yb", e, a, a.conj())  # E[bra y, ket b]
+        if k > center:
+            p, p_inv = _inv_sqrt(e, eps)
+            ps[k - 1] = p
+            xs[k] = np.einsum("kl,lsr->ksr", p_inv, xs[k])
+    dev = mps[0].device
+    return ([tf.asarray(x, device=dev) for x in xs], [tf.asarray(p, device=dev) for p in ps])
+
+
+def _host(t):
+    return np.asarray(t.numpy() if hasattr(t, "numpy") else t)
+
+
+def _inv_sqrt(g, eps):
+    """(G + eps max|G|)^{-1/2} and its inverse, for a Hermitian positive semi-definite G."""
+    g = (g + g.conj().T) / 2
+    w, u = np.linalg.eigh(g)
+    w = np.maximum(w, 0.0)
+    w = w + eps * max(w.max(), np.finfo(float).tiny)
+    return (u / np.sqrt(w)) @ u.conj().T, (u * np.sqrt(w)) @ u.conj().T
+
+
+def _flatten(ts) -> np.ndarray:
+    """Concatenate tensors into one float64 vector (complex: interleaved real and imaginary
+    parts, so the gradient dL/dRe z + i dL/dIm z flattens to the real gradient)."""
+    parts = []
+    for t in ts:
+        a = np.ascontiguousarray(_host(t)).ravel()
+        if a.dtype.kind == "c":
+            parts.append(a.astype(np.complex128, copy=False).view(np.float64))
+        else:
+            parts.append(a.astype(np.float64, copy=False))
+    return np.concatenate(parts)
+
+
+def _unflatten(x, shapes, dtype):
+    dt = np.dtype(dtype)
+    out, o = [], 0
+    width = 2 if dt.kind == "c" else 1
+    for s in shapes:
+        n = int(np.prod(s)) * width
+        chunk = np.ascontiguousarray(x[o:o + n])
+        arr = chunk.view(np.complex128) if width == 2 else chunk
+        out.append(tf.tensor(arr.astype(dt, copy=False).reshape(s)))
+        o += n
+    return out
