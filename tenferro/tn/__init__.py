@@ -5,10 +5,14 @@
 * coarse graining: ``trg`` (Levin-Nave) and ``hotrg`` (higher-order TRG), ln Z per site;
 * iPEPS: ``ctmrg`` (single-site C4v corner transfer matrices) and ``peps`` (C4v-symmetric
   iPEPS, Heisenberg energy per site);
+* chains: ``mps`` (random/product MPS, canonical forms by QR, overlaps, MPO expectation
+  values, two-site SVD truncation), ``mpo`` (Heisenberg and transverse-field Ising MPOs, a
+  generic nearest-neighbour builder) and ``variational`` (MPS ground states by L-BFGS on
+  tenferro gradients);
 * exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation).
 """
 
-from . import exact, peps
+from . import exact, mpo, mps, peps, variational
 from .ctmrg import (
     CTMEnv,
     corner_spectrum,
@@ -21,6 +25,23 @@ from .ctmrg import (
 )
 from .hotrg import hotrg, hotrg_step
 from .ising import BETA_C, ising_tensor
+from .mpo import heisenberg_mpo, mpo_from_terms, mpo_to_dense, tfim_mpo
+from .mps import (
+    bond_dimensions,
+    expand_bond_dimension,
+    left_canonicalize,
+    max_bond_dimensions,
+    mixed_canonicalize,
+    mpo_expectation,
+    mpo_variance,
+    mps_norm,
+    mps_overlap,
+    mps_to_dense,
+    product_mps,
+    random_mps,
+    right_canonicalize,
+    two_site_update,
+)
 from .peps import (
     D2_REFERENCE_ENERGY,
     QMC_ENERGY,
@@ -38,8 +59,34 @@ from .peps import (
 )
 from .progress import Progress, set_progress
 from .trg import trg, trg_step
+from .variational import VariationalResult, mps_energy, variational_ground_state
 
 __all__ = [
+    "bond_dimensions",
+    "expand_bond_dimension",
+    "left_canonicalize",
+    "max_bond_dimensions",
+    "mixed_canonicalize",
+    "mpo_expectation",
+    "mpo_variance",
+    "mps_norm",
+    "mps_overlap",
+    "mps_to_dense",
+    "product_mps",
+    "random_mps",
+    "right_canonicalize",
+    "two_site_update",
+    "heisenberg_mpo",
+    "mpo_from_terms",
+    "mpo_to_dense",
+    "tfim_mpo",
+    "VariationalResult",
+    "mps_energy",
+    "variational_ground_state",
+    "mpo",
+    "mps",
+    "variational",
+
     "BETA_C",
     "CTMEnv",
     "D2_REFERENCE_ENERGY",

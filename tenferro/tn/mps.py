@@ -35,6 +35,7 @@ __all__ = [
     "bond_dimensions",
     "expand_bond_dimension",
     "left_canonicalize",
+    "max_bond_dimensions",
     "mixed_canonicalize",
     "mpo_expectation",
     "mpo_variance",
@@ -50,8 +51,8 @@ __all__ = [
 
 # ------------------------------------------------------------------------ construction
 def max_bond_dimensions(L: int, D: int, d: int = 2) -> list[int]:
-    """Largest useful bond dimensions ``[1, min(D, d, d^(L-1)), ..., 1]`` of an open chain:
-    bond k (between sites k and k+1) never needs more than ``min(d^k, d^(L-k))``."""
+    """Largest useful bond dimensions ``[1, min(D, d), min(D, d^2), ..., min(D, d), 1]`` of an
+    open chain: bond k (after site k) never needs more than ``min(d^k, d^(L-k))``."""
     return [min(D, d ** min(k, L - k)) for k in range(L + 1)]
 
 
@@ -116,7 +117,8 @@ def expand_bond_dimension(mps: Sequence, D: int, *, noise: float = 1e-3, seed=No
 
     Zero padding alone would be a saddle point of any variational energy: the gradient with
     respect to the new entries of A_i is proportional to the (zero) new entries of A_{i+1}.
-    The noise (relative to each tensor's RMS entry) breaks it; the state changes by O(noise)."""
+    The noise (relative to each tensor's RMS entry) breaks it; the state changes by O(noise).
+    Differentiable in ``mps`` and traceable (the noise is a constant drawn from ``seed``)."""
     _check_mps("expand_bond_dimension", mps)
     L, d = len(mps), mps[0].shape[1]
     old = bond_dimensions(mps)
@@ -128,14 +130,14 @@ def expand_bond_dimension(mps: Sequence, D: int, *, noise: float = 1e-3, seed=No
         if pads[0][1] == 0 and pads[2][1] == 0:
             out.append(a)
             continue
-        scale = float(np.sqrt(np.mean(np.abs(np.asarray(a)) ** 2))) * noise
         shape = (new[i], d, new[i + 1])
         r = rng.standard_normal(shape)
         if a.dtype.kind == "c":
             r = r + 1j * rng.standard_normal(shape)
-        mask = np.ones(shape, dtype=bool)
-        mask[: old[i], :, : old[i + 1]] = False  # noise only in the new entries
-        out.append(tf.pad(a, pads) + tf.tensor((scale * r * mask).astype(a.dtype)))
+        r[: old[i], :, : old[i + 1]] = 0  # noise only in the new entries
+        scale = tf.stop_gradient(tf.sqrt(tf.mean(tf.abs2(a)))) * noise
+        r = tf.asarray(r.astype(a.dtype), device=a.device)
+        out.append(tf.pad(a, pads) + scale.astype(a.dtype) * r)
     return out
 
 
@@ -251,11 +253,12 @@ def _with_identity_channel(w):
 
 
 def _rescaled(e):
-    """Divide an environment by its norm, held constant under differentiation. Every ratio
-    of channels read at the end is invariant under this scalar, so the gradient is the same as
-    without it (and the backward pass skips it); it keeps long chains and far-from-normalised
-    states (line-search trial points) from overflowing."""
-    return e / tf.stop_gradient(tf.linalg.norm(e))
+    """Divide an environment by its largest magnitude (no squares: no overflow), held constant
+    under differentiation. Every ratio of channels read at the end is invariant under this
+    scalar, so the gradient is the same as without it (and the backward pass skips it); it
+    keeps long chains and far-from-normalised states (line-search trial points) from
+    overflowing."""
+    return e / tf.stop_gradient(tf.max(tf.abs(e)))
 
 
 def mpo_expectation(mps: Sequence, mpo: Sequence, *, normalize: bool = True):
