@@ -38,9 +38,10 @@ def test_ising_tensor_gives_exact_small_torus():
     assert np.isclose(z, np.exp(2 * b) * 2 * np.cosh(b * 0.3))
 
 
-@pytest.mark.parametrize("algo,chi,tol", [("trg", 12, 2e-4), ("hotrg", 12, 2e-5)])
+@pytest.mark.parametrize("algo,chi,tol", [("trg", 12, 3e-5), ("hotrg", 12, 1.5e-6)])
 def test_lnz_fast(algo, chi, tol):
-    """Fast regression version at chi=12 (measured errors: TRG ~1e-4, HOTRG ~1e-5 at Tc)."""
+    """Fast version at chi=12 (measured relative errors at beta = 0.40, 0.45, 0.50: TRG 4.5e-6,
+    1.4e-5, 6.4e-7; HOTRG 1.3e-7, 1.5e-7, 5.9e-7); chi=24 runs are marked slow."""
     for b in (0.40, 0.45, 0.50):
         v = lnz(algo, chi, 20)(tf.tensor(b)).item()
         assert abs(v - exact.onsager_lnz(b)) / exact.onsager_lnz(b) < tol, (b, v)
