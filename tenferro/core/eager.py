@@ -22,7 +22,6 @@ from ..autodiff.templates import get_template
 from ..backends import Backend, backend_of_array, get_backend
 from ..errors import DeviceError, DTypeError, GradientError, ShapeError, TenferroError, fmt_aval
 from ..ir.program import params_key
-from . import dispatch as D
 from .dispatch import Trace, state
 from .tensor import Tensor
 
@@ -665,4 +664,3 @@ def is_grad_enabled() -> bool:
 
 
 __all__ = ["EagerTensor", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
-_ = D  # dispatch is imported for its side effect of defining the state

@@ -146,4 +146,3 @@ _tensor_mod.Tensor.at = property(_at)
 _tensor_mod._ops = sys.modules[__name__]
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations", "sys")]
-_ = (astype, broadcast_shapes, broadcast_to, tensor_of)

@@ -9,7 +9,7 @@ from chainrules.dtypes import inexact_dtype
 from chainrules.symbolic import Sym
 
 from ..core.dispatch import bind
-from ..core.eager import as_eager
+from ..core.eager import EagerTensor, as_eager
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
 
@@ -28,8 +28,7 @@ def tensor_of(x, like: Tensor | None = None, dtype=None) -> Tensor:
     if like is not None and is_scalar(x):
         dt = np.dtype(dtype) if dtype is not None else np.result_type(like.dtype, x)
         return full((), x, dt, like.device)
-    eager_like = like if type(like).__name__ == "EagerTensor" else None
-    return as_eager(x, like=eager_like, dtype=dtype)
+    return as_eager(x, like=like if isinstance(like, EagerTensor) else None, dtype=dtype)
 
 
 def full(shape, value, dtype, device=None) -> Tensor:

@@ -190,5 +190,3 @@ def uniform(low=0.0, high=1.0, size=(), dtype=float64, device=None) -> EagerTens
     _check_not_traced()
     return _from_host(_rng.gen.uniform(low, high, size), dtype, device)
 
-
-_ = EagerTensor

@@ -7,13 +7,13 @@ import math
 import numpy as np
 
 from chainrules import primitives as P
-from chainrules.dtypes import is_complex, real_dtype
+from chainrules.dtypes import is_complex
 
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
 from ..errors import DTypeError
-from ._base import astype, is_scalar, operands, tensor_of, to_inexact
+from ._base import is_scalar, operands, tensor_of, to_inexact
 
 
 def _binary(prim, name):
@@ -248,10 +248,3 @@ def sigmoid(x) -> Tensor:
 def softplus(x) -> Tensor:
     x = to_inexact(tensor_of(x))
     return maximum(x, 0) + log1p(exp(-abs(x)))
-
-
-def real_dtype_of(x) -> np.dtype:
-    return real_dtype(tensor_of(x).dtype)
-
-
-_ = astype

@@ -9,11 +9,12 @@ import numpy as np
 from chainrules import primitives as P
 
 from ..core.dispatch import bind
+from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ._base import broadcast_shapes, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, less, multiply, where
-from .shape import expand_dims, flip, reshape, transpose
+from .shape import flip, reshape, transpose
 
 
 def _is_array_index(i) -> bool:
@@ -35,8 +36,7 @@ def _as_index_tensor(i, like):
             arr = arr.astype(np.int64)
         else:
             raise DTypeError(f"indexing: index arrays must be integers or bools, got {arr.dtype}.")
-    return tensor_of(arr.astype(np.int64), like=like if type(like).__name__ == "EagerTensor"
-                     else None)
+    return tensor_of(arr.astype(np.int64), like=like)
 
 
 def _expand_bool(idx, x):
@@ -180,7 +180,7 @@ def _advanced(y, adv):
 
 
 def _wrap_negative(i, d):
-    if type(i).__name__ == "EagerTensor":
+    if isinstance(i, EagerTensor):
         arr = np.asarray(i)
         if arr.size and (arr.min() < -d or arr.max() >= d):
             bad = arr[(arr < -d) | (arr >= d)].ravel()[0]
@@ -201,7 +201,7 @@ def setitem(x, idx, value) -> Tensor:
     """A copy of ``x`` with ``x[idx] = value`` (functional). Repeated positions are an error."""
     x = tensor_of(x)
     pos = _positions(x, idx)
-    if type(pos).__name__ == "EagerTensor":
+    if isinstance(pos, EagerTensor):
         p = np.asarray(pos)
         if p.size != np.unique(p).size:
             raise ShapeError(
@@ -297,5 +297,3 @@ def scatter_add(x, indices, updates, axis=0) -> Tensor:
     want = tuple(x.shape[:ax]) + tuple(i.shape) + tuple(x.shape[ax + 1 :])
     return bind(P.scatter_add_p, a, i, broadcast_to(u, want), axis=ax)
 
-
-_ = expand_dims

@@ -36,5 +36,3 @@ def to_device(x, device) -> Tensor:
         return x
     return bind(P.device_put_p, x, device=dst, src=src)
 
-
-_ = Tensor

@@ -10,8 +10,8 @@ from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
 from ._base import astype, normalize_axes, normalize_axis, tensor_of, to_inexact
-from .elementwise import abs, abs2, divide, exp, log, maximum, sqrt, subtract, where
-from .shape import expand_dims, reshape
+from .elementwise import abs, abs2, divide, exp, log, sqrt, subtract, where
+from .shape import reshape
 
 
 def _keep(x_out, axes, in_shape, keepdims):
@@ -175,5 +175,3 @@ def matrix_trace(x, offset=0, axis1=0, axis2=1) -> Tensor:
 
     return sum(diagonal(x, offset, axis1, axis2), -1)
 
-
-_ = (maximum, expand_dims)

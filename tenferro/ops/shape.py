@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from chainrules import primitives as P
-from chainrules.primitives.shape import diag_len
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ._base import as_dim, astype, broadcast_to, normalize_axes, normalize_axis, tensor_of
+from ._base import as_dim, astype, normalize_axes, normalize_axis, tensor_of
 
 
 def _as_shape(shape) -> tuple:
@@ -217,5 +216,3 @@ def tril(x, k=0) -> Tensor:
 def triu(x, k=0) -> Tensor:
     return bind(P.triu_p, tensor_of(x), k=int(k))
 
-
-_ = (broadcast_to, diag_len)

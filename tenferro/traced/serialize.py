@@ -24,7 +24,6 @@ files with a newer version, unknown primitives, or malformed content, with a ``G
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 
@@ -238,5 +237,3 @@ def _same(a, b) -> bool:
         x is y or x == y for x, y in zip(a.shape, b.shape)
     )
 
-
-_ = io
