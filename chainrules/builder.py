@@ -165,11 +165,13 @@ class Builder(ABC):
 
     def pad(self, x, padding_value, padding_config):
         cfg = tuple(tuple(c) for c in padding_config)
-        if type(x) is Zero and (type(padding_value) is Zero or padding_value == 0):
+        pv_is_zero = type(padding_value) is Zero or (
+            isinstance(padding_value, Number) and padding_value == 0)
+        if type(x) is Zero and pv_is_zero:
             return _zero_out(P.pad_p, [x, ShapedArray((), x.dtype)], {"padding_config": cfg})
         if isinstance(padding_value, Number) or type(padding_value) is Zero:
-            pv = padding_value.aval if type(padding_value) is Zero else padding_value
-            padding_value = self.full((), 0 if type(padding_value) is Zero else pv, x.dtype)
+            value = 0 if type(padding_value) is Zero else padding_value
+            padding_value = self.full((), value, x.dtype)
         return self.bind(P.pad_p, self.instantiate(x), padding_value, padding_config=cfg)
 
     def concatenate(self, xs, dimension):
