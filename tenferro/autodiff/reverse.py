@@ -87,10 +87,8 @@ class TapeTrace(Trace):
         return tuple(res) if multi else res[0]
 
 
-    def process_checkpoint(self, fn, args, policy):
-        from ..ops.creation import get_rng_state
-        from .checkpoint import CheckpointNode, run_forward
-
+    def _split(self, args):
+        """(primal values, parents) of arguments; foreign values have no parent here."""
         primals, parents = [], []
         for a in args:
             if type(a) is TapeTracer and a._trace is self:
@@ -99,6 +97,13 @@ class TapeTrace(Trace):
             else:
                 primals.append(a)
                 parents.append(None)
+        return primals, parents
+
+    def process_checkpoint(self, fn, args, policy):
+        from ..ops.creation import get_rng_state
+        from .checkpoint import CheckpointNode, run_forward
+
+        primals, parents = self._split(args)
         if all(p is None for p in parents):
             return fn(*primals)
         level = top_trace(primals, "checkpoint").level
@@ -109,18 +114,10 @@ class TapeTrace(Trace):
         return [TapeTracer(self, o, node, i) if is_inexact(o.dtype) else o
                 for i, o in enumerate(outs)]
 
-
     def process_custom_vjp(self, fun, fwd, bwd, args):
         from .custom import record_custom_vjp
 
-        primals, parents = [], []
-        for a in args:
-            if type(a) is TapeTracer and a._trace is self:
-                primals.append(a.primal)
-                parents.append(None if a.node is None else (a.node, a.index))
-            else:
-                primals.append(a)
-                parents.append(None)
+        primals, parents = self._split(args)
         if all(p is None for p in parents):
             return fun(*primals)
         return record_custom_vjp(fwd, bwd, primals, parents,

@@ -111,7 +111,23 @@ def broadened_inverse(xp, d, w):
 
 
 # ------------------------------------------------------------------ SciPy / NumPy
-class ScipyLinalg:
+class _Gauges:
+    """The gauge fixing and Hermitian part, written once against the array namespace."""
+
+    def fix_svd_gauge(self, u, s, vh):
+        return fix_svd_gauge(self.xp, u, s, vh)
+
+    def fix_eigh_gauge(self, w, v):
+        return fix_eigh_gauge(self.xp, w, v)
+
+    def fix_qr_gauge(self, q, r, positive):
+        return fix_qr_gauge(self.xp, q, r, positive)
+
+    def hermitian_part(self, a):
+        return hermitian_part(self.xp, a)
+
+
+class ScipyLinalg(_Gauges):
     """LAPACK through SciPy (NumPy backend)."""
 
     def __init__(self, np_ns):
@@ -231,17 +247,6 @@ class ScipyLinalg:
         out = np.zeros_like(den)
         return np.divide(d, den, out=out, where=nonzero)
 
-    def fix_svd_gauge(self, u, s, vh):
-        return fix_svd_gauge(self.xp, u, s, vh)
-
-    def fix_eigh_gauge(self, w, v):
-        return fix_eigh_gauge(self.xp, w, v)
-
-    def fix_qr_gauge(self, q, r, positive):
-        return fix_qr_gauge(self.xp, q, r, positive)
-
-    def hermitian_part(self, a):
-        return hermitian_part(self.xp, a)
 
 
 # ------------------------------------------------------------------------ array API
@@ -253,7 +258,7 @@ _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353
 _THETA13 = 5.371920351148152
 
 
-class ArrayAPILinalg:
+class ArrayAPILinalg(_Gauges):
     """Only ``xp.linalg`` of the array API standard (``array_api_strict``, CuPy)."""
 
     def __init__(self, xp):
@@ -345,14 +350,3 @@ class ArrayAPILinalg:
     def broadened_inverse(self, d, w):
         return broadened_inverse(self.xp, d, w)
 
-    def fix_svd_gauge(self, u, s, vh):
-        return fix_svd_gauge(self.xp, u, s, vh)
-
-    def fix_eigh_gauge(self, w, v):
-        return fix_eigh_gauge(self.xp, w, v)
-
-    def fix_qr_gauge(self, q, r, positive):
-        return fix_qr_gauge(self.xp, q, r, positive)
-
-    def hermitian_part(self, a):
-        return hermitian_part(self.xp, a)
