@@ -159,10 +159,6 @@ def _known(s: Sym, n: int, op: str) -> bool:
     )
 
 
-def is_static(d) -> bool:
-    return isinstance(d, int)
-
-
 def size_of(shape):
     """Number of elements: an int, or a ``Sym`` when some dimension is symbolic."""
     n = 1

@@ -117,10 +117,6 @@ def _transfer(src: Backend, x, device):
     return dst.asarray(src.to_numpy(x))
 
 
-def cpu_backend_name() -> str:
-    return _cpu_backend_name
-
-
 def set_cpu_backend(name: str) -> None:
     """Choose what ``"cpu"`` means: ``"numpy"`` (default) or ``"array_api_strict"``.
 

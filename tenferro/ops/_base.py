@@ -11,7 +11,7 @@ from chainrules.symbolic import Sym
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, as_eager
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError
+from ..errors import ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
 
@@ -140,9 +140,3 @@ def normalize_axes(op: str, axis, ndim: int) -> tuple:
     if len(set(axes)) != len(axes):
         raise ShapeError(f"{op}: repeated axis in {tuple(axis)}.")
     return axes
-
-
-def require_dtype_kind(op: str, x: Tensor, kinds: str, what: str):
-    if x.dtype.kind not in kinds:
-        raise DTypeError(f"{op}: expected {what}, got dtype {x.dtype}.")
-
