@@ -31,27 +31,15 @@ def chain(x, w, sin, tanh):
     return y
 
 
-def bench_tenferro():
-    import tenferro as tf
+def bench_tape(lib):
+    """Forward and backward time of the chain with a PyTorch-style tape (tenferro or torch:
+    the same ``tensor(requires_grad=)``, ``sin``, ``tanh``, ``backward()`` spelling)."""
 
     def fwd_bwd():
-        x = tf.tensor(X0, requires_grad=True)
-        w = tf.tensor(X0)
+        x = lib.tensor(X0, requires_grad=True)
+        w = lib.tensor(X0)
         t0 = time.perf_counter()
-        y = chain(x, w, tf.sin, tf.tanh).sum()
-        t1 = time.perf_counter()
-        y.backward()
-        return t1 - t0, time.perf_counter() - t1
-
-    return _split(fwd_bwd)
-
-
-def bench_torch(torch):
-    def fwd_bwd():
-        x = torch.tensor(X0, requires_grad=True)
-        w = torch.tensor(X0)
-        t0 = time.perf_counter()
-        y = chain(x, w, torch.sin, torch.tanh).sum()
+        y = chain(x, w, lib.sin, lib.tanh).sum()
         t1 = time.perf_counter()
         y.backward()
         return t1 - t0, time.perf_counter() - t1
@@ -66,9 +54,6 @@ def bench_autograd(ag):
         return anp.sum(chain(x, X0, anp.sin, anp.tanh))
 
     g = ag.grad(f)
-
-    def fwd_only():
-        chain(X0, X0, np.sin, np.tanh)
 
     total = median_time(lambda: g(X0), repeat=7)
     return None, None, total
@@ -92,12 +77,14 @@ def main():
     rows = []
     t_np = median_time(lambda: chain(X0, X0, np.sin, np.tanh), repeat=9)
     rows.append(("numpy (no AD)", f"{t_np * us:.2f}", "-", f"{t_np * us:.2f}"))
-    f, b, tot = bench_tenferro()
+    import tenferro
+
+    f, b, tot = bench_tape(tenferro)
     results = {"tenferro": tot}
     rows.append(("tenferro", f"{f * us:.2f}", f"{b * us:.2f}", f"{tot * us:.2f}"))
     torch = pin_torch()
     if torch is not None:
-        f2, b2, tot2 = bench_torch(torch)
+        f2, b2, tot2 = bench_tape(torch)
         results["torch"] = tot2
         rows.append((f"torch {torch.__version__}", f"{f2 * us:.2f}", f"{b2 * us:.2f}",
                      f"{tot2 * us:.2f}"))
