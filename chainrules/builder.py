@@ -142,7 +142,9 @@ class Builder(ABC):
             return x
         return self._linear_unary(P.reshape_p, x, new_sizes=shape)
 
-    def transpose(self, x, permutation):
+    def permute(self, x, permutation):
+        """Permute the axes of ``x`` (the ``transpose`` primitive; ``transpose`` in the
+        linear-algebra sense is the rule of a linear primitive)."""
         permutation = tuple(permutation)
         if permutation == tuple(range(len(permutation))):
             return x
@@ -332,7 +334,7 @@ class Builder(ABC):
     def mT(self, x):
         """Swap the last two axes."""
         n = x.ndim
-        return self.transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
+        return self.permute(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
     def mH(self, x):
         """Conjugate transpose of the last two axes."""

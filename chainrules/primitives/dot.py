@@ -117,7 +117,7 @@ def _dot_transpose(b, ct, x, y, *, dimension_numbers):
     if ux:
         r = b.dot_general(ct, b.conj(y), ((ct_yfree, tuple(yf)), (ct_batch, tuple(rb))))
         src = list(lb) + list(xf) + [lc[list(rc).index(d)] for d in sorted(rc)]
-        return b.transpose(r, inverse_permutation(src)), None
+        return b.permute(r, inverse_permutation(src)), None
     r = b.dot_general(b.conj(x), ct, ((tuple(xf), ct_xfree), (tuple(lb), ct_batch)))
     src = list(rb) + [rc[list(lc).index(d)] for d in sorted(lc)] + list(yf)
-    return None, b.transpose(r, inverse_permutation(src))
+    return None, b.permute(r, inverse_permutation(src))

@@ -112,7 +112,7 @@ def product_of_others(b, x, axes):
     """For each entry, the product of all other entries along ``axes`` (no division)."""
     kept = _kept(x.ndim, axes)
     perm = kept + tuple(axes)
-    xt = b.transpose(x, perm)
+    xt = b.permute(x, perm)
     kshape = tuple(x.shape[i] for i in kept)
     ashape = tuple(x.shape[i] for i in axes)
     n = 1
@@ -125,7 +125,7 @@ def product_of_others(b, x, axes):
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
-    return b.transpose(others, tuple(inv))
+    return b.permute(others, tuple(inv))
 
 
 @reduce_prod_p.def_jvp

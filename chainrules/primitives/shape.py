@@ -63,10 +63,10 @@ def inverse_permutation(perm):
 
 transpose_p.def_impl(lambda xp, x, *, permutation: xp.permute_dims(x, permutation))
 transpose_p.def_jvp(
-    lambda b, p, t, *, permutation: (b.transpose(p[0], permutation), b.transpose(t[0], permutation))
+    lambda b, p, t, *, permutation: (b.permute(p[0], permutation), b.permute(t[0], permutation))
 )
 transpose_p.def_transpose(
-    lambda b, ct, x, *, permutation: (b.transpose(ct, inverse_permutation(permutation)),)
+    lambda b, ct, x, *, permutation: (b.permute(ct, inverse_permutation(permutation)),)
 )
 
 

@@ -29,7 +29,7 @@ from ..errors import GradientError
 from ..ops._base import tensor_of
 from ..ops.creation import get_rng_state, set_rng_state
 from ..pytree import tree_flatten, tree_unflatten
-from ..traced.passes.cse import NO_CSE
+from ..ir.passes.cse import NO_CSE
 from .engine import _SEQ, Node
 
 NO_CSE.add(optimization_barrier_p.name)

@@ -18,7 +18,7 @@ import itertools
 
 from ..core import dispatch as D
 from ..errors import GradientError
-from ..ir.program import eval_program
+from ..ir.eval import eval_program
 
 _SEQ = itertools.count()
 

@@ -13,7 +13,8 @@ from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import bind, dispatch, new_trace
 from ..errors import ShapeError
-from ..ir.program import Program, eval_program
+from ..ir.eval import eval_program
+from ..ir.program import Program
 from ..ir.transpose import linear_eqn_mask, transpose_eqns
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten

@@ -134,7 +134,7 @@ class Template:
         """``vjp_program(ct_mask)`` compiled to a function ``run(xp, consts, *inputs)``."""
         f = self._vjp_fn.get(ct_mask)
         if f is None:
-            from ..traced.executor import compile_program
+            from ..ir.compile import compile_program
 
             f = self._vjp_fn[ct_mask] = compile_program(self.vjp_program(ct_mask))
         return f
@@ -148,7 +148,7 @@ class Template:
 
 
 def simplify(program: Program) -> Program:
-    from ..traced.passes import cse, dce, fold_shapes
+    from ..ir.passes import cse, dce, fold_shapes
 
     return dce(cse(fold_shapes(program)))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import Backend
@@ -53,3 +55,9 @@ def make_backend() -> Backend:
     ns.asarray = np.asarray
     ns.linalg_ext = ScipyLinalg(ns)
     return Backend("numpy", "cpu", ns)
+
+
+@functools.cache
+def host_xp():
+    """The NumPy namespace for work done on the host at compile time (constant folding)."""
+    return make_backend().xp

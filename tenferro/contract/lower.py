@@ -127,13 +127,13 @@ def _emit_pair(prog, va, vb, keep, want, final) -> int:
     # nothing to contract but shared batch labels: an elementwise product of broadcast views
     shape = prog.shape(layout)
     nb, nl = len(bo), len(fl)
-    xl = prog.transpose(vl, bo + fl)
+    xl = prog.permute(vl, bo + fl)
     if len(bo + fl) < len(layout):
         xl = prog.emit(
             P.broadcast_in_dim_p, (xl,),
             {"shape": shape, "broadcast_dimensions": tuple(range(nb + nl))}, layout,
         )
-    xr = prog.transpose(vr, bo + fr)
+    xr = prog.permute(vr, bo + fr)
     if len(bo + fr) < len(layout):
         dims = tuple(range(nb)) + tuple(range(nb + nl, len(layout)))
         xr = prog.emit(
@@ -160,8 +160,8 @@ def _emit_matricized(prog, vl, vr, co, bo, fl, fr) -> int:
     groups_l = ((bo,) if bo else ()) + (fl, co)
     groups_r = ((bo,) if bo else ()) + (co, fr)
     ml, mr = _merge(prog, groups_l), _merge(prog, groups_r)
-    xl = prog.reshape(prog.transpose(vl, bo + fl + co), ml)
-    xr = prog.reshape(prog.transpose(vr, bo + co + fr), mr)
+    xl = prog.reshape(prog.permute(vl, bo + fl + co), ml)
+    xr = prog.reshape(prog.permute(vr, bo + co + fr), mr)
     nb = 1 if bo else 0
     dn = (((nb + 1,), (nb,)), ((0,), (0,)) if bo else ((), ()))
     out_m = ml[:nb] + (ml[nb], mr[nb + 1])

@@ -296,7 +296,7 @@ def build_plan(op, terms, output, shapes, kind, optimize, memory_limit, text, gr
     result = lower(prog, vals, records, final_node, live_out)
 
     # final layout: requested order, then re-insert squeezed size-1 output axes
-    result = prog.transpose(result, live_out)
+    result = prog.permute(result, live_out)
     if len(live_out) < len(out):
         result = prog.reshape(result, out)
 

@@ -60,7 +60,7 @@ class Recorder:
     def reshape(self, v, labels) -> int:
         return self.emit(P.reshape_p, (v,), {"new_sizes": self.shape(labels)}, labels)
 
-    def transpose(self, v, order) -> int:
+    def permute(self, v, order) -> int:
         """Reorder value ``v`` to the label order ``order`` (no-op if already so)."""
         cur = self.labels[v]
         order = tuple(order)

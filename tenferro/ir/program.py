@@ -59,6 +59,16 @@ class Program:
         self.eqns = list(eqns)
         self.outputs = list(outputs)
         self.consts = dict(consts or {})  # Var -> concrete value
+        self._has_symbols = None
+
+    def has_symbols(self) -> bool:
+        """Whether some shape is a size known only at run time (``chainrules.symbolic``)."""
+        if self._has_symbols is None:
+            self._has_symbols = any(
+                not isinstance(d, int) for e in self.eqns for v in e.outputs
+                for d in v.aval.shape
+            )
+        return self._has_symbols
 
     def __repr__(self):
         lines = [f"program({', '.join(map(repr, self.inputs))}):"]
@@ -91,18 +101,6 @@ def params_key(params: dict):
     if len(params) == 1:
         return tuple(params.items())
     return tuple(sorted(params.items()))
-
-
-def eval_program(program: Program, args, apply):
-    """Run ``program`` on ``args``; ``apply(prim, values, params)`` returns a list of outputs."""
-    env = dict(program.consts)
-    for v, a in zip(program.inputs, args):
-        env[v] = a
-    for eqn in program.eqns:
-        outs = apply(eqn.prim, [env[v] for v in eqn.inputs], eqn.params)
-        for v, o in zip(eqn.outputs, outs):
-            env[v] = o
-    return [None if v is None else env[v] for v in program.outputs]
 
 
 def dce(eqns, outputs) -> list[Eqn]:

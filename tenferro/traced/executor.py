@@ -1,14 +1,9 @@
-"""Compile a program to a straight-line Python function that calls each primitive's ``impl``
-and deletes every intermediate right after its last use (liveness analysis), so peak memory
-is a few live buffers, not one per step."""
+"""The graph executor: a compiled program plus its constants, converted once per backend."""
 
 from __future__ import annotations
 
-from chainrules.symbolic import contains_sym, resolve
-
+from ..ir.compile import compile_program
 from ..ir.program import Program
-from .dyn import symbol_sites
-from .passes.liveness import last_uses
 
 
 class Executable:
@@ -27,47 +22,3 @@ class Executable:
                 c if backend.name == "numpy" else backend.asarray(c) for c in self.consts
             ]
         return self._fn(backend.xp, consts, *values)
-
-
-def compile_program(program: Program):
-    """Compile ``program`` to ``run(xp, consts, *inputs) -> list`` calling the primitives'
-    ``impl`` directly, freeing each intermediate at its last use and resolving run-time
-    (symbolic) sizes. Used by the graph executor and by the eager tape's derivative templates."""
-    ns: dict = {}
-    names: dict[int, str] = {}
-    args = []
-    for i, v in enumerate(program.inputs):
-        names[id(v)] = f"a{i}"
-        args.append(f"a{i}")
-    lines = [f"def run(xp, C{''.join(', ' + a for a in args)}):"]
-    sites = symbol_sites(program)
-    if any(sites):
-        lines.append("    D = {}  # run-time sizes of symbolic dimensions")
-        ns["_R"] = resolve
-    for i, v in enumerate(program.consts):
-        names[id(v)] = f"c{i}"
-    if program.consts:
-        lines.append("    " + "".join(f"c{i}, " for i in range(len(program.consts))) + "= C")
-    dead = last_uses(program)
-    for k, eqn in enumerate(program.eqns):
-        ns[f"f{k}"] = eqn.prim.impl
-        call = "".join(", " + names[id(v)] for v in eqn.inputs)
-        if eqn.params:
-            ns[f"p{k}"] = eqn.params
-            call += f", **_R(p{k}, D)" if contains_sym(eqn.params) else f", **p{k}"
-        outs = []
-        for j, v in enumerate(eqn.outputs):
-            names[id(v)] = f"v{k}_{j}"
-            outs.append(f"v{k}_{j}")
-        lhs = ", ".join(outs) + ("," if eqn.prim.multiple_results and len(outs) == 1 else "")
-        lines.append(f"    {lhs} = f{k}(xp{call})")
-        for j, ax, sym in sites[k]:
-            lines.append(f"    D[{sym}] = {outs[j]}.shape[{ax}]")
-        gone = sorted({names[id(v)] for v in dead[k]})
-        if gone:
-            lines.append(f"    del {', '.join(gone)}")
-    ret = ", ".join("None" if v is None else names[id(v)] for v in program.outputs)
-    lines.append(f"    return [{ret}]")
-    exec("\n".join(lines), ns)  # noqa: S102 - generated from our own IR
-    return ns["run"]
-

@@ -18,8 +18,8 @@ from ..errors import DeviceError, DTypeError, ShapeError, fmt_aval
 from ..ir.program import Program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
-from . import cost
-from .dyn import eval_program_dyn
+from ..ir import cost
+from ..ir.eval import eval_program
 from .executor import Executable
 
 
@@ -128,7 +128,7 @@ class Graph:
         """Peak bytes of values alive at once when the executor runs this graph (inputs,
         constants and intermediates; intermediates are freed at their last use). ``None``
         if some shape is only known at run time."""
-        from .passes.liveness import last_uses
+        from ..ir.passes.liveness import last_uses
 
         p = self.program
         live = sum(_aval_bytes(v.aval) for v in p.inputs) + sum(
@@ -187,7 +187,7 @@ class Graph:
         prog = self.program
         env_prog = Program(prog.inputs, prog.eqns, prog.outputs,
                            dict(zip(prog.consts.keys(), consts)))
-        return eval_program_dyn(env_prog, flat, _apply_bind)
+        return eval_program(env_prog, flat, _apply_bind)
 
     def _consts_on(self, device):
         got = self._const_tensors.get(device)

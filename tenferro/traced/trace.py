@@ -17,8 +17,7 @@ from ..ir.program import Program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .graph import Graph
-from .host import to_host
-from .passes import optimize as optimize_program
+from ..ir.passes import optimize as optimize_program
 from .staging import StagingTrace
 
 
@@ -67,7 +66,7 @@ def trace_avals(f, avals, in_tree, *, name=None, optimize=True, static=None) -> 
                 f"trace: the function closes over a {type(c).__name__} of an enclosing "
                 f"transformation; pass it in as an argument instead."
             )
-        consts[v] = to_host(c)
+        consts[v] = np.asarray(c._backend.to_numpy(c._value))  # graphs keep host copies
     program = Program([t.var for t in ins], st.eqns, out_vars, consts)
     if optimize:
         program = optimize_program(program)

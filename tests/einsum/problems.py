@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 import chainrules
 from tenferro.core.dispatch import bind, new_base
-from tenferro.ir.program import Program, eval_program
+from tenferro.ir.eval import eval_program
+from tenferro.ir.program import Program
 from tenferro.traced.staging import StagingTrace
 
 LETTERS = "abcdefg"

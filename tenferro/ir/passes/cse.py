@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.program import Eqn, Program, params_key
+from ..program import Eqn, Program, params_key
 
 NO_CSE: set[str] = set()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from chainrules import primitives as P
 
-from ...ir.program import Eqn, Program
+from ..program import Eqn, Program
 
 _INVOLUTIONS = (P.conj_p, P.neg_p)
 

@@ -3,8 +3,8 @@ Every primitive is pure, so an equation whose outputs are unused can go."""
 
 from __future__ import annotations
 
-from ...ir.program import Program, used_vars
-from ...ir.program import dce as _dce_eqns
+from ..program import Program, used_vars
+from ..program import dce as _dce_eqns
 
 
 def dce(program: Program) -> Program:

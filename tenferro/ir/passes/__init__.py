@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from ...ir.program import Program
+from ..program import Program
 from .const_fold import const_fold
 from .cse import cse
 from .dce import dce

@@ -5,7 +5,7 @@ only a few buffers alive instead of one per step."""
 
 from __future__ import annotations
 
-from ...ir.program import Program
+from ..program import Program
 
 
 def last_uses(program: Program) -> list[list]:
