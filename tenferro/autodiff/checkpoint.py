@@ -26,10 +26,10 @@ from chainrules.primitives.elementwise import optimization_barrier_p
 from ..core.dispatch import bind, dispatch, state, top_trace
 from ..core.tensor import Tensor
 from ..errors import GradientError
+from ..ir.passes.cse import NO_CSE
 from ..ops._base import tensor_of
 from ..ops.creation import get_rng_state, set_rng_state
 from ..pytree import tree_flatten, tree_unflatten
-from ..ir.passes.cse import NO_CSE
 from .engine import _SEQ, Node
 
 NO_CSE.add(optimization_barrier_p.name)

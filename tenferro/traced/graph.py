@@ -15,11 +15,11 @@ from chainrules.core import params_str
 from ..core.dispatch import bind, state
 from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..errors import DeviceError, DTypeError, ShapeError, fmt_aval
+from ..ir import cost
+from ..ir.eval import eval_program
 from ..ir.program import Program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
-from ..ir import cost
-from ..ir.eval import eval_program
 from .executor import Executable
 
 

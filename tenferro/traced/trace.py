@@ -13,11 +13,11 @@ from ..core.eager import EagerTensor
 from ..core.source import _PKG_DIRS
 from ..core.tensor import Tensor
 from ..errors import GraphError, TenferroError
+from ..ir.passes import optimize as optimize_program
 from ..ir.program import Program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .graph import Graph
-from ..ir.passes import optimize as optimize_program
 from .staging import StagingTrace
 
 

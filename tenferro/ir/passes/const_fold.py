@@ -5,8 +5,8 @@ For the same reason zero-input constants (``full``, ``iota``) become constants o
 
 from __future__ import annotations
 
-from ..program import Program
 from ...backends.numpy_backend import host_xp
+from ..program import Program
 
 MIN_BYTES = 1 << 16
 
