@@ -9,7 +9,7 @@ tangent by f'(z). Transposes are adjoints under <a, b> = Re sum conj(a) * b.
 
 from __future__ import annotations
 
-from ..core import Primitive, ShapedArray, Zero, is_undefined
+from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import bool_, is_complex, is_inexact, real_dtype
 from ..errors import DTypeError, NonLinearError, ShapeError
 from ._checks import require_bool, require_inexact, require_real, same_shape_and_dtype
@@ -23,7 +23,7 @@ def _nonlinear(op: str, what: str):
 
 
 # --------------------------------------------------------------------------- constants
-full_p = Primitive("full", differentiable=False)
+full_p = Primitive("full", differentiable=False, cost=no_flops)
 full_p.__doc__ = "A constant of the given shape filled with ``value`` (no inputs)."
 
 
@@ -37,13 +37,7 @@ def _full_impl(xp, *, shape, value, dtype, device):
     return xp.constant(shape, value, dtype)
 
 
-@full_p.def_jvp
-def _full_jvp(b, primals, tangents, **params):
-    out = b.bind(full_p, **params)
-    return out, Zero(ShapedArray(params["shape"], params["dtype"]))
-
-
-iota_p = Primitive("iota", differentiable=False)
+iota_p = Primitive("iota", differentiable=False, cost=no_flops)
 iota_p.__doc__ = "Integers counting along ``dimension`` of ``shape`` (no inputs)."
 
 
@@ -61,16 +55,11 @@ def _iota_impl(xp, *, shape, dimension, dtype, device):
     return xp.broadcast_to(r, shape)
 
 
-@iota_p.def_jvp
-def _iota_jvp(b, primals, tangents, **params):
-    return b.bind(iota_p, **params), Zero(ShapedArray(params["shape"], params["dtype"]))
-
-
 # ------------------------------------------------------------------ linear unary ops
-neg_p = Primitive("neg")
-conj_p = Primitive("conj")
-real_p = Primitive("real")
-imag_p = Primitive("imag")
+neg_p = Primitive("neg", linear=True)
+conj_p = Primitive("conj", linear=True)
+real_p = Primitive("real", linear=True)
+imag_p = Primitive("imag", linear=True)
 
 
 @neg_p.def_abstract_eval
@@ -240,7 +229,7 @@ def _binary_aval(op, *, inexact=False, real=False):
     return aval
 
 
-add_p = Primitive("add")
+add_p = Primitive("add", linear=True)
 add_p.def_abstract_eval(_binary_aval("add"))
 add_p.def_impl(lambda xp, x, y: x + y)
 add_p.def_jvp(lambda b, p, t: (b.add(*p), b.add(*t)))
@@ -249,7 +238,7 @@ add_p.def_transpose(
                          ct if is_undefined(y) else None)
 )
 
-sub_p = Primitive("sub")
+sub_p = Primitive("sub", linear=True)
 sub_p.def_abstract_eval(_binary_aval("sub"))
 sub_p.def_impl(lambda xp, x, y: x - y)
 sub_p.def_jvp(lambda b, p, t: (b.sub(*p), b.sub(*t)))
@@ -427,7 +416,7 @@ def _clamp_jvp(b, primals, tangents):
 
 
 # ------------------------------------------------------------------------ select
-select_p = Primitive("select")
+select_p = Primitive("select", linear=True)
 
 
 @select_p.def_abstract_eval
@@ -473,19 +462,10 @@ def _bool_out(op, n_in, *, ordered=False, logical=False, any_dtype=False):
     return aval
 
 
-def _no_grad_jvp(p):
-    def jvp(b, primals, tangents, **params):
-        out = b.bind(p, *primals, **params)
-        return out, Zero(ShapedArray(out.shape, out.dtype))
-
-    return jvp
-
-
 def _boolean(name, n_in, impl, **kw):
     p = Primitive(name, differentiable=False, convention="boolean output: no gradient")
     p.def_abstract_eval(_bool_out(name, n_in, **kw))
     p.def_impl(impl)
-    p.def_jvp(_no_grad_jvp(p))
     return p
 
 
@@ -504,7 +484,7 @@ isnan_p = _boolean("isnan", 1, lambda xp, x: xp.isnan(x))
 
 # ------------------------------------------------------------ convert_element_type
 convert_element_type_p = Primitive(
-    "convert_element_type",
+    "convert_element_type", linear=True, cost=no_flops,
     convention="complex -> real keeps the real part; integer/bool targets carry no gradient",
 )
 
@@ -539,7 +519,7 @@ def _convert_transpose(b, ct, x, *, new_dtype):
 
 
 # ---------------------------------------------------------- identity-like operations
-copy_p = Primitive("copy")
+copy_p = Primitive("copy", linear=True, cost=no_flops)
 copy_p.__doc__ = "A fresh copy of the operand (identity as a function)."
 copy_p.def_abstract_eval(lambda x: x)
 copy_p.def_impl(lambda xp, x: xp.asarray(x, copy=True))
@@ -547,16 +527,14 @@ copy_p.def_jvp(lambda b, p, t: (b.bind(copy_p, p[0]), t[0]))
 copy_p.def_transpose(lambda b, ct, x: (ct,))
 
 stop_gradient_p = Primitive(
-    "stop_gradient", differentiable=False, convention="identity whose derivative is zero"
+    "stop_gradient", differentiable=False, cost=no_flops,
+    convention="identity whose derivative is zero",
 )
 stop_gradient_p.def_abstract_eval(lambda x: x)
 stop_gradient_p.def_impl(lambda xp, x: x)
-stop_gradient_p.def_jvp(
-    lambda b, p, t: (b.bind(stop_gradient_p, p[0]), Zero(ShapedArray(p[0].shape, p[0].dtype)))
-)
 
 optimization_barrier_p = Primitive(
-    "optimization_barrier",
+    "optimization_barrier", linear=True, cse=False, cost=no_flops,
     convention="identity; graph optimisations never merge across it (checkpointing uses it "
     "so recomputation is not folded back into the forward pass)",
 )
@@ -569,7 +547,7 @@ optimization_barrier_p.def_jvp(
 optimization_barrier_p.def_transpose(lambda b, ct, x: (b.bind(optimization_barrier_p, ct),))
 
 device_put_p = Primitive(
-    "device_put", out_device=lambda params: params["device"],
+    "device_put", linear=True, cost=no_flops, out_device=lambda params: params["device"],
     convention="a transfer between devices; its transpose transfers the cotangent back",
 )
 device_put_p.def_abstract_eval(lambda x, *, device, src: x)

@@ -7,7 +7,7 @@ must lie in ``[0, n)`` (the user-facing layer wraps negative indices).
 
 from __future__ import annotations
 
-from ..core import Primitive, ShapedArray, Zero, is_undefined
+from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import is_integer
 from ..errors import DTypeError, ShapeError, fmt_aval
 from ._checks import check_axes
@@ -17,7 +17,7 @@ def _gather_shape(x, indices, axis):
     return tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :])
 
 
-gather_p = Primitive("gather")
+gather_p = Primitive("gather", linear=True, cost=no_flops)
 
 
 @gather_p.def_abstract_eval
@@ -50,7 +50,7 @@ def _gather_transpose(b, ct, x, indices, *, axis):
     return b.scatter_add(b.zeros_like(x), indices, ct, axis), None
 
 
-scatter_add_p = Primitive("scatter_add", convention="repeated indices accumulate")
+scatter_add_p = Primitive("scatter_add", linear=True, convention="repeated indices accumulate")
 
 
 @scatter_add_p.def_abstract_eval

@@ -3,7 +3,7 @@ diagonal / diag_embed and tril / triu. All are linear; their transposes are each
 
 from __future__ import annotations
 
-from ..core import Primitive, ShapedArray, is_undefined
+from ..core import Primitive, ShapedArray, is_undefined, no_flops
 from ..errors import DTypeError, ShapeError
 from ..symbolic import Sym, size_of
 from ._checks import check_axes
@@ -20,7 +20,7 @@ def _static_axis(op, x, axis):
 
 
 # ------------------------------------------------------------------------ reshape
-reshape_p = Primitive("reshape")
+reshape_p = Primitive("reshape", linear=True, cost=no_flops)
 
 
 @reshape_p.def_abstract_eval
@@ -42,7 +42,7 @@ reshape_p.def_transpose(lambda b, ct, x, *, new_sizes: (b.reshape(ct, x.shape),)
 
 
 # ---------------------------------------------------------------------- transpose
-transpose_p = Primitive("transpose")
+transpose_p = Primitive("transpose", linear=True, cost=no_flops)
 
 
 @transpose_p.def_abstract_eval
@@ -71,7 +71,7 @@ transpose_p.def_transpose(
 
 
 # --------------------------------------------------------------- broadcast_in_dim
-broadcast_in_dim_p = Primitive("broadcast_in_dim")
+broadcast_in_dim_p = Primitive("broadcast_in_dim", linear=True, cost=no_flops)
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -113,7 +113,7 @@ def _bid_transpose(b, ct, x, *, shape, broadcast_dimensions):
 
 
 # -------------------------------------------------------------------------- slice
-slice_p = Primitive("slice")
+slice_p = Primitive("slice", linear=True, cost=no_flops)
 
 
 def _slice_len(start, limit, stride):
@@ -170,7 +170,7 @@ def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides):
 
 
 # ---------------------------------------------------------------------------- pad
-pad_p = Primitive("pad")
+pad_p = Primitive("pad", linear=True, cost=no_flops)
 
 
 def _padded_len(n, lo, hi, interior):
@@ -237,7 +237,7 @@ def _pad_transpose(b, ct, x, padding_value, *, padding_config):
 
 
 # -------------------------------------------------------------------- concatenate
-concatenate_p = Primitive("concatenate")
+concatenate_p = Primitive("concatenate", linear=True, cost=no_flops)
 
 
 @concatenate_p.def_abstract_eval
@@ -290,7 +290,7 @@ def _concat_transpose(b, ct, *xs, dimension):
 
 
 # --------------------------------------------------------------------------- flip
-flip_p = Primitive("flip")
+flip_p = Primitive("flip", linear=True, cost=no_flops)
 
 
 @flip_p.def_abstract_eval
@@ -305,7 +305,7 @@ flip_p.def_transpose(lambda b, ct, x, *, axes: (b.flip(ct, axes),))
 
 
 # ------------------------------------------------------ diagonal and its embedding
-diagonal_p = Primitive("diagonal")
+diagonal_p = Primitive("diagonal", linear=True, cost=no_flops)
 diagonal_p.__doc__ = "The ``offset`` diagonal of the last two axes, appended as the last axis."
 
 
@@ -336,7 +336,7 @@ diagonal_p.def_transpose(
     lambda b, ct, x, *, offset: (b.diag_embed(ct, offset, tuple(x.shape[-2:])),)
 )
 
-diag_embed_p = Primitive("diag_embed")
+diag_embed_p = Primitive("diag_embed", linear=True, cost=no_flops)
 diag_embed_p.__doc__ = "Place the last axis on the ``offset`` diagonal of (..., m, n) zeros."
 
 
@@ -374,7 +374,7 @@ diag_embed_p.def_transpose(lambda b, ct, x, *, offset, dims: (b.diagonal(ct, off
 
 
 def _tri(name, fn):
-    p = Primitive(name)
+    p = Primitive(name, linear=True, cost=no_flops)
 
     @p.def_abstract_eval
     def aval(x, *, k):

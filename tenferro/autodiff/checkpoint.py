@@ -26,21 +26,15 @@ from chainrules.primitives.elementwise import optimization_barrier_p
 from ..core.dispatch import bind, dispatch, state, top_trace
 from ..core.tensor import Tensor
 from ..errors import GradientError
-from ..ir.passes.cse import NO_CSE
 from ..ops._base import tensor_of
 from ..ops.creation import get_rng_state, set_rng_state
 from ..pytree import tree_flatten, tree_unflatten
 from .engine import _SEQ, Node
 
-NO_CSE.add(optimization_barrier_p.name)
-
-DECOMPOSITIONS = frozenset({"svd", "svdvals", "qr", "eigh", "eigvalsh", "cholesky", "slogdet",
-                            "expm"})
-
-
 def save_decompositions(prim) -> bool:
-    """Policy: keep the outputs of matrix decompositions, recompute everything else."""
-    return prim.name in DECOMPOSITIONS
+    """Policy: keep the outputs of matrix decompositions (``Primitive.decomposition``),
+    recompute everything else."""
+    return prim.decomposition
 
 
 def _policy_fn(policy):

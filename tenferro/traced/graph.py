@@ -119,7 +119,7 @@ class Graph:
             "nodes": len(p.eqns),
             "flops": None if None in flops else sum(flops),
             "intermediate_bytes": None if None in byts else sum(byts),
-            "input_bytes": sum(_aval_bytes(v.aval) for v in p.inputs),
+            "input_bytes": sum(v.aval.nbytes for v in p.inputs),
             "constant_bytes": int(sum(np.asarray(c).nbytes for c in p.consts.values())),
             "primitives": dict(sorted(per_prim.items(), key=lambda kv: -kv[1])),
         }
@@ -131,15 +131,15 @@ class Graph:
         from ..ir.passes.liveness import last_uses
 
         p = self.program
-        live = sum(_aval_bytes(v.aval) for v in p.inputs) + sum(
+        live = sum(v.aval.nbytes for v in p.inputs) + sum(
             int(np.asarray(c).nbytes) for c in p.consts.values())
         peak = live
         for eqn, dead in zip(p.eqns, last_uses(p)):
-            if any(_dyn(v.aval.shape) for v in eqn.outputs):
+            if not all(v.aval.is_static for v in eqn.outputs):
                 return None
-            live += sum(_aval_bytes(v.aval) for v in eqn.outputs)
+            live += sum(v.aval.nbytes for v in eqn.outputs)
             peak = max(peak, live)
-            live -= sum(_aval_bytes(v.aval) for v in dead if v not in p.inputs)
+            live -= sum(v.aval.nbytes for v in dead if v not in p.inputs)
         return peak
 
     # ----------------------------------------------------------------------- calling
@@ -152,7 +152,7 @@ class Graph:
             )
         flat = [tensor_of(x) for x in flat]
         for i, (x, v) in enumerate(zip(flat, self.program.inputs)):
-            if tuple(x.shape) != tuple(v.aval.shape) and not _dyn(v.aval.shape):
+            if tuple(x.shape) != tuple(v.aval.shape) and v.aval.is_static:
                 raise ShapeError(
                     f"graph {self.name}: input {i} has shape {x.shape}, the graph was traced for "
                     f"{v.aval}. Trace again (jit does it for you)."
@@ -221,17 +221,6 @@ def _default_backend():
     from ..backends import get_backend
 
     return get_backend(state.default_device)
-
-
-def _aval_bytes(aval) -> int:
-    n = aval.dtype.itemsize
-    for d in aval.shape:
-        n *= d if isinstance(d, int) else 1
-    return n
-
-
-def _dyn(shape) -> bool:
-    return any(not isinstance(d, int) for d in shape)  # symbolic (run-time) sizes
 
 
 def _const_preview(c) -> str:
