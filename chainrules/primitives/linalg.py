@@ -35,6 +35,7 @@ from . import reductions as _reductions
 from ._checks import require_inexact, require_real, same_shape_and_dtype
 from .elementwise import _nonlinear
 
+
 # ============================================================================ checks
 def _lapack_cost(per_matrix):
     """A cost formula: ``per_matrix(m, n)`` FLOPs for each (m, n) matrix of the first operand."""

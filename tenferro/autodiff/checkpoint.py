@@ -31,6 +31,7 @@ from ..ops.creation import get_rng_state, set_rng_state
 from ..pytree import tree_flatten, tree_unflatten
 from .engine import _SEQ, Node
 
+
 def save_decompositions(prim) -> bool:
     """Policy: keep the outputs of matrix decompositions (``Primitive.decomposition``),
     recompute everything else."""

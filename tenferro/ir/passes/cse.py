@@ -2,8 +2,8 @@
 params and inputs) is replaced by the earlier outputs.
 
 Primitives with ``cse=False`` are never merged: checkpointing marks its recomputation with
-such a barrier (``optimization_barrier``) so that the recomputed forward is not folded back into the original forward
-(which would keep every residual alive and defeat the checkpoint).
+such a barrier (``optimization_barrier``) so that the recomputed forward is not folded back
+into the original forward (which would keep every residual alive and defeat the checkpoint).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..program import Eqn, Program, params_key
+
 
 def cse(program: Program) -> Program:
     replace: dict[int, object] = {}
