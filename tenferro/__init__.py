@@ -20,12 +20,12 @@ from chainrules.dtypes import (
 
 from . import errors, lax, linalg, ops, pytree
 from .autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
-from .autodiff.custom import custom_vjp
+from .autodiff.custom import custom_jvp, custom_vjp
+from .autodiff.eager import autograd_grad
 from .autodiff.forward import jvp
 from .autodiff.higher import hessian, hvp, jacfwd, jacrev
 from .autodiff.linearize import linear_transpose, linearize
 from .autodiff.reverse import grad, value_and_grad, vjp
-from .autodiff.tape_api import autograd_grad
 from .backends import get_backend, set_cpu_backend
 from .core.dispatch import default_device
 from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled

@@ -209,7 +209,7 @@ def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff):
             s, max_rank, cutoff, relative_cutoff)
     if not _is_concrete(s):
         return _dynamic_rank(s, max_rank, cutoff, relative_cutoff)
-    return truncation_rank(np.asarray(s), max_rank, cutoff, relative_cutoff)
+    return truncation_rank(np.asarray(stop_gradient(s)), max_rank, cutoff, relative_cutoff)
 
 
 def _is_concrete(x) -> bool:

@@ -150,8 +150,31 @@ PROGRAMS = [
     Program("fan_out_dag", lambda x: _diamond(x), (S,)),
     Program("complex_mixing", lambda x, y: tf.abs2(x * tf.conj(y)) + tf.angle(x + 0.1)
             if x.dtype.kind == "c" else x * y, (S, S)),
+    # -- functions with their own rules (custom_vjp_call, custom_jvp_call)
+    Program("custom_vjp", lambda x: _cube(x) + x, (S,)),
+    Program("custom_jvp", lambda x: _sin(x) * x, (S,)),
     Program("dtype_promotion", lambda x: x * 2.5 + tf.arange(4) + (tf.real(x) > 0), (S,)),
 ]
+
+
+@tf.custom_vjp
+def _cube(x):
+    return x * x * x
+
+
+# the VJP of the holomorphic x^3 is conj(3 x^2) * ct (the adjoint of the JVP 3 x^2 t)
+_cube.defvjp(lambda x: (_cube(x), (x,)), lambda res, ct: (tf.conj(3 * res[0] * res[0]) * ct,))
+
+
+@tf.custom_jvp
+def _sin(x):
+    return tf.sin(x)
+
+
+@_sin.defjvp
+def _sin_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sin(x), tf.cos(x) * t
 
 
 def _barrier(x):

@@ -107,7 +107,7 @@ def check_c4v(op: str, a, rtol: float = 1e-8) -> None:
 
     Skipped silently when ``a`` has no value yet (traced graphs)."""
     try:
-        x = np.asarray(a)
+        x = np.asarray(tf.stop_gradient(a))  # a check on the value, not part of the function
     except ConcretizationError:
         return
     scale = max(float(np.abs(x).max()), 1e-300)
@@ -161,7 +161,7 @@ def multiplet_rank(s: np.ndarray, chi: int, multiplet_tol: float) -> int:
 
 def _concrete(x, what: str):
     try:
-        return np.asarray(x, dtype=np.float64)
+        return np.asarray(tf.stop_gradient(x), dtype=np.float64)
     except ConcretizationError as e:
         raise ConcretizationError(
             f"ctmrg: {what} needs the values of the spectrum, which a traced graph does not "
@@ -207,7 +207,7 @@ def ctmrg_step(a, C, T, chi: int, projector: str = "svd", multiplet_tol: float |
 
 def corner_spectrum(C) -> np.ndarray:
     """Singular values of the corner, descending, normalised by the largest (NumPy)."""
-    s = np.linalg.svd(np.asarray(C), compute_uv=False)
+    s = np.linalg.svd(np.asarray(tf.stop_gradient(C)), compute_uv=False)
     return s / s[0]
 
 
@@ -267,7 +267,7 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
                 break
     if prev is None:  # tol=None: report the last spectrum when it has values
         try:
-            prev = np.asarray(s, dtype=np.float64)
+            prev = np.asarray(tf.stop_gradient(s), dtype=np.float64)
         except ConcretizationError:
             pass
     return CTMEnv(C, T, it, converged, delta, prev)

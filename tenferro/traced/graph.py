@@ -12,7 +12,7 @@ import numpy as np
 
 from chainrules.core import params_str
 
-from ..core.dispatch import bind, state
+from ..core.dispatch import bind_list, state
 from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..errors import DeviceError, DTypeError, ShapeError, fmt_aval
 from ..ir import cost
@@ -187,7 +187,7 @@ class Graph:
         prog = self.program
         env_prog = Program(prog.inputs, prog.eqns, prog.outputs,
                            dict(zip(prog.consts.keys(), consts)))
-        return eval_program(env_prog, flat, _apply_bind)
+        return eval_program(env_prog, flat, bind_list)
 
     def _consts_on(self, device):
         got = self._const_tensors.get(device)
@@ -204,11 +204,6 @@ class Graph:
         from .serialize import save_graph
 
         save_graph(self, path)
-
-
-def _apply_bind(prim, vals, params):
-    out = bind(prim, *vals, **params)
-    return out if prim.multiple_results else (out,)
 
 
 def _can_execute(flat) -> bool:

@@ -32,89 +32,134 @@ import numpy as np
 from chainrules import PRIMITIVES, ShapedArray
 from chainrules.symbolic import Sym
 
+from ..core.calls import StagedJVPCall, StagedVJPCall, _Staged
+from ..core.eager import EagerTensor
 from ..errors import GraphError
 from ..ir.program import Eqn, Program, Var
 from ..pytree import TreeDef
 
 FORMAT = "tenferro-graph"
-VERSION = 1
-_SYM_BOUNDS_OUT: dict[int, int] = {}
+VERSION = 2  # 2: custom-rule calls (``calls``); files of version 1 still load
 
 
 # ----------------------------------------------------------------------------- encode
-def _enc(v):
-    if isinstance(v, tuple):
-        return {"tuple": [_enc(x) for x in v]}
-    if isinstance(v, list):
-        return {"tuple": [_enc(x) for x in v]}
-    if isinstance(v, np.dtype):
-        return {"dtype": v.name}
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v)
-    if isinstance(v, (complex, np.complexfloating)):
-        return {"complex": [float(v.real), float(v.imag)]}
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, Sym):
-        for k, _ in v.terms:
-            _SYM_BOUNDS_OUT[k] = Sym.make(1, {k: 1}).bound()
-        return {"sym": [v.coef, [[k, e] for k, e in v.terms]]}
-    raise GraphError(f"save: cannot encode parameter value {v!r} of type {type(v).__name__}")
+class _Encoder:
+    """Encodes one graph: values, variables, programs, and the custom-rule calls they use
+    (each call once, by index, so a rule that refers to its own call is a finite document)."""
+
+    def __init__(self):
+        self.bounds: dict[int, int] = {}
+        self.call_index: dict[int, int] = {}
+        self.calls: list = []
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def value(self, v):
+        if isinstance(v, tuple):
+            return {"tuple": [self.value(x) for x in v]}
+        if isinstance(v, list):
+            return {"tuple": [self.value(x) for x in v]}
+        if isinstance(v, np.dtype):
+            return {"dtype": v.name}
+        if isinstance(v, (bool, np.bool_)):
+            return bool(v)
+        if isinstance(v, (int, np.integer)):
+            return int(v)
+        if isinstance(v, (float, np.floating)):
+            return float(v)
+        if isinstance(v, (complex, np.complexfloating)):
+            return {"complex": [float(v.real), float(v.imag)]}
+        if v is None or isinstance(v, str):
+            return v
+        if isinstance(v, Sym):
+            for k, _ in v.terms:
+                self.bounds[k] = Sym.make(1, {k: 1}).bound()
+            return {"sym": [v.coef, [[k, e] for k, e in v.terms]]}
+        if isinstance(v, _Staged):
+            return {"call": self.call(v)}
+        raise GraphError(f"save: cannot encode parameter value {v!r} of type {type(v).__name__}")
+
+    def var(self, v: Var):
+        return {"id": v.id, "shape": [self.value(d) for d in v.aval.shape],
+                "dtype": v.aval.dtype.name}
+
+    def eqns(self, eqns) -> list:
+        return [
+            {
+                "prim": e.prim.name,
+                "inputs": [v.id for v in e.inputs],
+                "outputs": [self.var(v) for v in e.outputs],
+                "params": {k: self.value(val) for k, val in e.params.items()},
+                "source": e.source,
+            }
+            for e in eqns
+        ]
+
+    def program(self, p) -> dict:
+        consts = []
+        for v, c in p.consts.items():
+            name = f"call_const_{len(self.arrays)}"
+            self.arrays[name] = _host(c)
+            consts.append({"var": self.var(v), "array": name})
+        return {"inputs": [self.var(v) for v in p.inputs], "consts": consts,
+                "eqns": self.eqns(p.eqns),
+                "outputs": [None if v is None else v.id for v in p.outputs]}
+
+    def call(self, c) -> int:
+        idx = self.call_index.get(id(c))
+        if idx is None:
+            idx = self.call_index[id(c)] = len(self.calls)
+            self.calls.append(None)
+            self.calls[idx] = {"kind": c.kind, "name": c.name, "n_args": c.n_args,
+                               "programs": {k: self.program(p) for k, p in c.programs.items()}}
+        return idx
+
+    def tree(self, td: TreeDef):
+        kind = "tuple" if td.kind == "namedtuple" else td.kind
+        out = {"kind": kind, "children": [self.tree(c) for c in td.children]}
+        if td.kind == "dict":
+            out["keys"] = [self.value(k) for k in td.meta]
+        return out
 
 
-def _enc_var(v: Var):
-    return {"id": v.id, "shape": [_enc(d) for d in v.aval.shape], "dtype": v.aval.dtype.name}
-
-
-def _enc_tree(td: TreeDef):
-    kind = "tuple" if td.kind == "namedtuple" else td.kind
-    out = {"kind": kind, "children": [_enc_tree(c) for c in td.children]}
-    if td.kind == "dict":
-        out["keys"] = [_enc(k) for k in td.meta]
-    return out
+def _host(c) -> np.ndarray:
+    if isinstance(c, EagerTensor):
+        return np.asarray(c._backend.to_numpy(c._value))
+    return np.asarray(c)
 
 
 def save_graph(graph, path) -> None:
     p = graph.program
-    _SYM_BOUNDS_OUT.clear()
+    e = _Encoder()
     doc = {
         "format": FORMAT,
         "version": VERSION,
         "name": graph.name,
-        "inputs": [_enc_var(v) for v in p.inputs],
-        "consts": [_enc_var(v) for v in p.consts],
+        "inputs": [e.var(v) for v in p.inputs],
+        "consts": [e.var(v) for v in p.consts],
         "outputs": [v.id for v in p.outputs],
-        "eqns": [
-            {
-                "prim": e.prim.name,
-                "inputs": [v.id for v in e.inputs],
-                "outputs": [_enc_var(v) for v in e.outputs],
-                "params": {k: _enc(val) for k, val in e.params.items()},
-                "source": e.source,
-            }
-            for e in p.eqns
-        ],
-        "in_tree": _enc_tree(graph.in_tree),
-        "out_tree": _enc_tree(graph.out_tree),
+        "eqns": e.eqns(p.eqns),
+        "in_tree": e.tree(graph.in_tree),
+        "out_tree": e.tree(graph.out_tree),
     }
-    doc["sym_bounds"] = {str(k): b for k, b in _SYM_BOUNDS_OUT.items()}
+    doc["calls"] = e.calls
+    doc["sym_bounds"] = {str(k): b for k, b in e.bounds.items()}
     arrays = {"graph.json": np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)}
     for i, c in enumerate(p.consts.values()):
         arrays[f"const_{i}"] = np.asarray(c)
+    arrays.update(e.arrays)
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
 
 
 # ----------------------------------------------------------------------------- decode
 class _Decoder:
-    def __init__(self, bounds=None):
+    def __init__(self, bounds=None, calls=(), arrays=None):
         self.vars: dict[int, Var] = {}
         self.syms: dict[int, Sym] = {}
         self.bounds = {int(k): int(b) for k, b in (bounds or {}).items()}
+        self.call_docs = list(calls)
+        self.calls: dict[int, object] = {}
+        self.arrays = arrays or {}
 
     def value(self, v):
         if isinstance(v, dict):
@@ -134,8 +179,69 @@ class _Decoder:
                         sym = self.syms[int(k)] = Sym.new(self.bounds.get(int(k), 1))
                     out = out * sym ** int(e)
                 return out
+            if "call" in v:
+                return self.call(v["call"])
             raise GraphError(f"load: unknown encoded value {v!r}")
         return v
+
+    def eqns(self, docs) -> list:
+        eqns = []
+        for e in docs:
+            prim = PRIMITIVES.get(e["prim"])
+            if prim is None:
+                raise GraphError(
+                    f"load: unknown primitive {e['prim']!r} (saved by a newer tenferro?)"
+                )
+            ins = [self.var(i) for i in e["inputs"]]
+            params = {k: self.value(v) for k, v in e["params"].items()}
+            outs = [self.new_var(s) for s in e["outputs"]]
+            eqns.append(Eqn(prim, ins, params, outs, e.get("source")))
+        _validate(eqns)
+        return eqns
+
+    def program(self, doc) -> Program:
+        outer, self.vars = self.vars, {}  # a sub-program has its own values
+        try:
+            inputs = [self.new_var(v) for v in doc["inputs"]]
+            consts = {}
+            for c in doc["consts"]:
+                v = self.new_var(c["var"])
+                arr = self.arrays[c["array"]]
+                if tuple(arr.shape) != tuple(v.aval.shape) or arr.dtype != v.aval.dtype:
+                    raise GraphError(f"load: a constant does not match its declared {v.aval}")
+                consts[v] = arr
+            eqns = self.eqns(doc["eqns"])
+            outputs = [None if i is None else self.var(i) for i in doc["outputs"]]
+        finally:
+            self.vars = outer
+        return Program(inputs, eqns, outputs, consts)
+
+    def call(self, idx):
+        """The custom-rule call ``idx``: made once, before its programs are read, so a call
+        whose rule refers to itself resolves to the same object."""
+        made = self.calls.get(idx)
+        if made is not None:
+            return made
+        if not isinstance(idx, int) or not 0 <= idx < len(self.call_docs):
+            raise GraphError(f"load: reference to an unknown call {idx!r}")
+        doc = self.call_docs[idx]
+        kind = doc["kind"]
+        if kind == "custom_vjp":
+            call = StagedVJPCall(str(doc["name"]), int(doc["n_args"]), None, None, None)
+        elif kind == "custom_jvp":
+            call = StagedJVPCall(str(doc["name"]), int(doc["n_args"]), None, None)
+        else:
+            raise GraphError(f"load: unknown call kind {kind!r}")
+        self.calls[idx] = call
+        progs = doc["programs"]
+        expected = set(call.programs)
+        if set(progs) != expected:
+            raise GraphError(f"load: a {kind} call needs programs {sorted(expected)}")
+        # the function first: a rule may call it again (its shapes come from ``fun``)
+        call.fun_program = self.program(progs["fun"])
+        for k in sorted(expected - {"fun"}):
+            setattr(call, f"{k}_program", self.program(progs[k]))
+        return call
 
     def new_var(self, spec) -> Var:
         try:
@@ -172,7 +278,7 @@ def load_graph(path):
     try:
         with np.load(path, allow_pickle=False) as z:
             doc = json.loads(bytes(z["graph.json"]).decode())
-            arrays = {k: z[k] for k in z.files if k.startswith("const_")}
+            arrays = {k: z[k] for k in z.files if k.startswith(("const_", "call_const_"))}
     except GraphError:
         raise
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as e:
@@ -185,7 +291,7 @@ def load_graph(path):
             f"load: {path} uses graph format version {version}, newer than this tenferro "
             f"understands ({VERSION}); upgrade tenferro to load it."
         )
-    d = _Decoder(doc.get("sym_bounds"))
+    d = _Decoder(doc.get("sym_bounds"), doc.get("calls", ()), arrays)
     try:
         inputs = [d.new_var(s) for s in doc["inputs"]]
         consts = {}
@@ -195,24 +301,13 @@ def load_graph(path):
             if tuple(arr.shape) != tuple(v.aval.shape) or arr.dtype != v.aval.dtype:
                 raise GraphError(f"load: constant {i} does not match its declared {v.aval}")
             consts[v] = arr
-        eqns = []
-        for e in doc["eqns"]:
-            prim = PRIMITIVES.get(e["prim"])
-            if prim is None:
-                raise GraphError(
-                    f"load: unknown primitive {e['prim']!r} (saved by a newer tenferro?)"
-                )
-            ins = [d.var(i) for i in e["inputs"]]
-            params = {k: d.value(v) for k, v in e["params"].items()}
-            outs = [d.new_var(s) for s in e["outputs"]]
-            eqns.append(Eqn(prim, ins, params, outs, e.get("source")))
+        eqns = d.eqns(doc["eqns"])
         outputs = [d.var(i) for i in doc["outputs"]]
         in_tree, out_tree = d.tree(doc["in_tree"]), d.tree(doc["out_tree"])
     except GraphError:
         raise
     except (KeyError, TypeError, ValueError) as e:
         raise GraphError(f"load: {path} is corrupt ({type(e).__name__}: {e})") from None
-    _validate(eqns)
     return Graph(Program(inputs, eqns, outputs, consts), in_tree, out_tree, doc.get("name", "f"))
 
 

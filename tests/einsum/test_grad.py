@@ -124,7 +124,7 @@ def test_large_steps_use_the_matricized_lowering_and_stay_correct(dtype):
     arrays = random_arrays(shapes, dtype, 4)
     leaves = [tf.tensor(a, requires_grad=True) for a in arrays]
     out = tf.einsum(eq, *leaves)
-    np.testing.assert_allclose(out.numpy(), np.einsum(eq, *arrays), rtol=1e-11)
+    np.testing.assert_allclose(out.detach().numpy(), np.einsum(eq, *arrays), rtol=1e-11)
     from tenferro.contract.api import get_plan
 
     plan, _ = get_plan("einsum", (eq, *leaves), "auto", None)
@@ -155,7 +155,7 @@ def test_matricized_lowering_on_random_expressions(problem, seed, dtype):
         leaves = [tf.tensor(a, requires_grad=True) for a in arrays]
         out = tf.einsum(eq, *leaves)
         ref = np.einsum(eq, *arrays)
-        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-11, atol=1e-11)
 
 
 # ------------------------------------------------------------------ traced mode
