@@ -38,10 +38,10 @@ import numpy as np
 
 from chainrules import primitives as P
 
-from .core.dispatch import bind
-from .core.tensor import Tensor
-from .errors import DTypeError, ShapeError
-from .ops import (
+from ..core.dispatch import bind
+from ..core.tensor import Tensor
+from ..errors import DTypeError, ShapeError
+from ..ops import (
     abs,
     abs2,
     astype,
@@ -58,9 +58,9 @@ from .ops import (
     tensor_of,
     where,
 )
-from .ops._base import to_inexact
-from .ops.products import broadcast_batch
-from .ops.reductions import safe_sqrt
+from ..ops._base import to_inexact
+from ..ops.products import broadcast_batch
+from ..ops.reductions import safe_sqrt
 
 __all__ = [
     "EighResult",
@@ -213,7 +213,7 @@ def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff):
 
 
 def _is_concrete(x) -> bool:
-    from .traced.staging import TracedTensor
+    from ..traced.staging import TracedTensor
 
     while True:
         if isinstance(x, TracedTensor):

@@ -1,0 +1,64 @@
+"""The public namespace is exactly the documented API: explicit ``__all__`` lists, pinned
+here, and nothing else public by accident (no helper modules, no ``np``, ``bind``...).
+Adding a public name means adding it here on purpose."""
+
+import types
+
+import tenferro as tf
+import tenferro.linalg
+
+TENFERRO = {
+    "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
+    "add", "amax", "amin", "angle", "arange", "arctan", "arctan2", "argmax", "argmin",
+    "asarray", "astype", "atan", "atan2", "atleast_1d", "autograd_grad", "bool",
+    "broadcast_shapes", "broadcast_to", "checkpoint", "checkpoint_loop", "clamp", "clip",
+    "complex128", "complex64", "concat", "concatenate", "conj", "conjugate", "contract_path",
+    "copy", "cos", "cosh", "cumsum", "custom_jvp", "custom_vjp", "default_device", "diag",
+    "diag_embed", "diagonal", "div", "divide", "dot", "einsum", "enable_grad", "equal",
+    "errors", "exp", "expand_dims", "expm1", "eye", "flip", "float32", "float64", "full",
+    "full_like", "get_backend", "get_rng_state", "grad", "greater", "greater_equal", "hessian",
+    "hvp", "imag", "index_add", "inner", "int32", "int64", "is_grad_enabled", "isfinite",
+    "isnan", "jacfwd", "jacrev", "jit", "jvp", "kron", "lax", "less", "less_equal", "linalg",
+    "linear_transpose", "linearize", "linspace", "load", "log", "log1p", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "logsumexp", "manual_seed", "matmul",
+    "matrix_trace", "max", "maximum", "mean", "min", "minimum", "moveaxis", "mul", "multiply",
+    "ncon", "neg", "negative", "no_grad", "norm", "normal", "not_equal", "ones", "ones_like",
+    "outer", "pad", "permute", "permute_dims", "pow", "power", "prod", "pytree", "rand",
+    "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "saved_residuals",
+    "scatter_add", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid", "sign",
+    "sin", "sinh", "softmax", "softplus", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "stop_gradient", "sub", "subtract", "sum", "swapaxes", "take", "tan", "tanh", "tensor",
+    "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
+    "value_and_grad", "var", "vdot", "vjp", "where", "zeros", "zeros_like",
+}
+
+LINALG = {
+    "EighResult", "LQResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
+    "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
+    "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
+}
+
+
+def _public(module):
+    """Public attributes that are not subpackages/submodules of ``module`` itself (those are
+    set by Python's import system, e.g. ``tenferro.core``)."""
+    out = set()
+    for name in dir(module):
+        if name.startswith("_"):
+            continue
+        value = getattr(module, name)
+        if isinstance(value, types.ModuleType) and value.__name__.startswith(module.__name__ + "."):
+            if name not in getattr(module, "__all__", ()):
+                continue
+        out.add(name)
+    return out
+
+
+def test_tenferro_exports_exactly_the_api():
+    assert set(tf.__all__) == TENFERRO
+    assert _public(tf) == TENFERRO
+
+
+def test_linalg_exports_exactly_the_api():
+    assert set(tenferro.linalg.__all__) == LINALG
+    assert _public(tenferro.linalg) == LINALG
