@@ -35,6 +35,10 @@ class GraphError(TenferroError, RuntimeError):
     """Tracing, compiling, saving or loading a graph went wrong."""
 
 
+class RetraceWarning(UserWarning):
+    """A jitted function is traced again and again (its signature keeps changing)."""
+
+
 class ConcretizationError(GraphError):
     """Python control flow asked for the value of a traced (abstract) tensor."""
 

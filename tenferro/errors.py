@@ -8,6 +8,7 @@ from chainrules.errors import (  # noqa: F401
     GraphError,
     LeakedTracerError,
     NonLinearError,
+    RetraceWarning,
     ShapeError,
     TenferroError,
     fmt_aval,

@@ -22,13 +22,52 @@ def is_scalar(x) -> bool:
 
 def tensor_of(x, like: Tensor | None = None, dtype=None) -> Tensor:
     """Any array-like as a tensor: tensors pass through; scalars, lists and NumPy arrays
-    become constants (on ``like``'s device)."""
+    become constants (on ``like``'s device); a list or tuple holding tensors is stacked, so
+    their derivatives are kept (``[x, 2 * x]`` is differentiable in ``x``)."""
     if isinstance(x, Tensor):
         return x if dtype is None else astype(x, dtype)
     if like is not None and is_scalar(x):
         dt = np.dtype(dtype) if dtype is not None else np.result_type(like.dtype, x)
         return full((), x, dt, like.device)
+    if isinstance(x, (list, tuple)):
+        first = first_tensor(x)
+        if first is not None:
+            out = stack_nested(x, first)
+            return out if dtype is None else astype(out, dtype)
     return as_eager(x, like=like if isinstance(like, EagerTensor) else None, dtype=dtype)
+
+
+def first_tensor(x):
+    """The first tensor inside a nested list/tuple, or ``None``."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)):
+        for e in x:
+            t = first_tensor(e)
+            if t is not None:
+                return t
+    return None
+
+
+def stack_nested(x, like: Tensor) -> Tensor:
+    """A nested list/tuple of tensors and numbers as one tensor (new leading axes), built
+    from ``reshape`` and ``concatenate`` so every element keeps its derivative. Elements are
+    promoted to a common dtype as NumPy does; shapes must agree (no ragged nesting)."""
+    if not isinstance(x, (list, tuple)):
+        return x if isinstance(x, Tensor) else as_eager(
+            x, like=like if isinstance(like, EagerTensor) else None)
+    items = [stack_nested(e, like) for e in x]
+    if not items:
+        raise ShapeError("tensor: an empty list cannot be stacked with tensors next to it.")
+    shapes = {tuple(t.shape) for t in items}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"tensor: the nested sequence is ragged (element shapes {sorted(shapes)}); all "
+            f"elements of a list must have the same shape."
+        )
+    dt = np.result_type(*[t.dtype for t in items])
+    rows = [bind(P.reshape_p, astype(t, dt), new_sizes=(1,) + tuple(t.shape)) for t in items]
+    return rows[0] if len(rows) == 1 else bind(P.concatenate_p, *rows, dimension=0)
 
 
 def full(shape, value, dtype, device=None) -> Tensor:

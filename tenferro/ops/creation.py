@@ -13,15 +13,28 @@ from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
 from ..errors import DTypeError
-from ._base import as_dim
+from ._base import as_dim, astype, first_tensor, tensor_of
+from .misc import copy, to_device
 
 float64 = np.dtype("float64")
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> EagerTensor:
-    """A new eager tensor holding a copy of ``data`` (array-like, scalar, or tensor)."""
-    if isinstance(data, Tensor):
-        data = np.asarray(data)
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (array-like, scalar, tensor, or a nested list
+    mixing tensors and numbers).
+
+    Tensors inside ``data`` keep their derivative (``tensor([x, 2 * x])`` is differentiable in
+    ``x``, in every mode), as in JAX; PyTorch's ``torch.tensor`` would cut it. With
+    ``requires_grad=True`` the result is a new leaf holding the values instead."""
+    if isinstance(data, Tensor) or first_tensor(data) is not None:
+        out = copy(tensor_of(data))
+        if dtype is not None:
+            out = astype(out, dtype)
+        if device is not None:
+            out = to_device(out, device)
+        if requires_grad:
+            out = out.detach().requires_grad_()
+        return out
     backend = get_backend(device if device is not None else state.default_device)
     arr = np.array(data, dtype=None if dtype is None else np.dtype(dtype), copy=True)
     if arr.dtype == object:
@@ -33,14 +46,13 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> EagerT
 
 
 def asarray(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but tensors pass through and NumPy arrays are not copied if possible."""
-    if isinstance(data, Tensor):
-        from ._base import astype
-
-        out = data if dtype is None else astype(data, dtype)
+    """Like ``tensor`` but tensors pass through and NumPy arrays are not copied if possible.
+    Tensors inside a list keep their derivative (``asarray([x, 2 * x])``)."""
+    if isinstance(data, Tensor) or first_tensor(data) is not None:
+        out = tensor_of(data)
+        if dtype is not None:
+            out = astype(out, dtype)
         if device is not None and getattr(out, "device", None) != str(device):
-            from .misc import to_device
-
             out = to_device(out, device)
         return out
     backend = get_backend(device) if device is not None else (
