@@ -28,6 +28,9 @@ class Program:
     extra: tuple = ()  # non-differentiable extra arguments (index arrays...)
     linear: bool = False
     prims: tuple = field(default=())
+    # updates a tensor in place: under a transformation that differentiates only some inputs,
+    # a constant updated with a differentiated value is a named error (use .at[].set)
+    in_place: bool = False
 
     def args(self, dtype, rng):
         dt = {"f64": np.float64, "c128": np.complex128, "f32": np.float32}[dtype]
@@ -135,7 +138,7 @@ PROGRAMS = [
     Program("getitem_advanced", lambda x: x[[0, 2, 2], 1:] + x[1, [3, 0, 0]][:, None], (S,),
             linear=True),
     Program("getitem_mixed", lambda x: x[0, :, [1, 2]], ((2, 3, 4),), linear=True),
-    Program("setitem", lambda x, v: _setitem(x, v), (S, (2,))),
+    Program("setitem", lambda x, v: _setitem(x, v), (S, (2,)), in_place=True),
     Program("at_add", lambda x, v: x.at[[0, 0, 2]].add(v), (S, (3, 4)), linear=True),
     # -- products
     Program("dot_general_matmul", lambda x, y: x @ y, (S, (4, 2))),

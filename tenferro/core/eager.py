@@ -245,6 +245,13 @@ class EagerTensor(Tensor):
 
     # ----------------------------------------------------------------- in place
     def _assign(self, new):
+        if isinstance(new, Tensor) and type(new) is not EagerTensor:
+            raise GradientError(
+                f"in-place operation: the eager tensor {fmt_aval(self)} would receive a value "
+                f"that a transformation differentiates or traces ({type(new).__name__}); it "
+                f"cannot become that value in place. Use the functional form, e.g. "
+                f"y = y.at[idx].set(v) instead of y[idx] = v, or y = y + v instead of y += v."
+            )
         new = as_eager(new, like=self)
         if new.shape != self.shape:
             raise ShapeError(
