@@ -450,7 +450,7 @@ def _select_transpose(b, ct, pred, x, y):
 
 
 # --------------------------------------------------------- comparisons and logic
-def _bool_out(op, n_in, *, ordered=False, logical=False, any_dtype=False):
+def _bool_out(op, n_in, *, ordered=False, logical=False):
     def aval(*xs):
         a = same_shape_and_dtype(op, *xs) if n_in > 1 else xs[0]
         if logical:

@@ -36,7 +36,7 @@ reduce_sum_p.def_transpose(
 )
 
 
-def _extremum(name, xp_name, cmp_name):
+def _extremum(name, xp_name):
     p = Primitive(
         name, convention="ties share the gradient equally among all maximal (minimal) entries"
     )
@@ -67,8 +67,8 @@ def _extremum(name, xp_name, cmp_name):
     return p
 
 
-reduce_max_p = _extremum("reduce_max", "max", "gt")
-reduce_min_p = _extremum("reduce_min", "min", "lt")
+reduce_max_p = _extremum("reduce_max", "max")
+reduce_min_p = _extremum("reduce_min", "min")
 
 
 reduce_prod_p = Primitive(

@@ -46,7 +46,6 @@ class JVPTracer(Tracer):
 class JVPTrace(Trace):
     def __init__(self, level):
         self.level = level
-        self.finished = False
 
     def pure(self, x):
         return JVPTracer(self, x, Zero(aval_of(x)))

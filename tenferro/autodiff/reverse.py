@@ -54,7 +54,6 @@ class TapeTrace(Trace, Tape):
 
     def __init__(self, level):
         self.level = level
-        self.finished = False
 
     # ------------------------------------------------------------ the trace
     def pure(self, x):

@@ -133,7 +133,6 @@ def new_trace(make):
         yield tr
     finally:
         st.stack.pop()
-        tr.finished = True
 
 
 @contextmanager

@@ -3,20 +3,27 @@
 A graph file is a NumPy ``.npz`` archive (a zip of ``.npy`` files) holding:
 
 * ``graph.json`` — UTF-8 JSON (stored as a uint8 array):
-  ``{"format": "tenferro-graph", "version": 1, "name": str,
+  ``{"format": "tenferro-graph", "version": 2, "name": str,
      "inputs": [var], "consts": [var], "outputs": [var id],
      "eqns": [{"prim": name, "inputs": [var id], "outputs": [var], "params": {k: value},
                "source": "file:line (function)" or null}],
-     "in_tree": tree, "out_tree": tree}``
+     "in_tree": tree, "out_tree": tree, "calls": [call], "sym_bounds": {symbol: bound}}``
   where ``var = {"id": int, "shape": [dim], "dtype": numpy dtype name}``; a dim is an int or
   ``{"sym": [coef, [[symbol, exponent], ...]]}`` (a size known only at run time, see
   ``chainrules.symbolic``; ``"sym_bounds"`` maps symbols to their static upper bounds); params
   encode tuples as
   ``{"tuple": [...]}``, dtypes as ``{"dtype": name}``, complex numbers as
-  ``{"complex": [re, im]}``, and ints/floats/bools/strings/None as themselves;
+  ``{"complex": [re, im]}``, a custom-rule call as ``{"call": index into "calls"}``, and
+  ints/floats/bools/strings/None as themselves;
   ``tree`` is ``{"kind": "leaf"|"none"|"tuple"|"list"|"dict", "keys": [...]?,
   "children": [tree]}`` (namedtuples are stored as tuples).
-* ``const_<i>.npy`` — the value of ``consts[i]``.
+  A ``call`` (version 2) is ``{"kind": "custom_vjp"|"custom_jvp", "name": str, "n_args": int,
+  "programs": {"fun": program, "fwd": ..., "bwd": ...} or {"fun": ..., "jvp": ...}}`` with
+  ``program = {"inputs": [var], "consts": [{"var": var, "array": name}], "eqns": [...],
+  "outputs": [var id or null]}``; each call is stored once, so a rule that uses its own call
+  refers back to it by index. Version-1 files (no ``calls``) load unchanged.
+* ``const_<i>.npy`` — the value of ``consts[i]``; ``call_const_<k>.npy`` — constants of the
+  calls' programs.
 
 Primitives are referenced by name and looked up in ``chainrules.PRIMITIVES``. Loading refuses
 files with a newer version, unknown primitives, or malformed content, with a ``GraphError``.

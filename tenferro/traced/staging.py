@@ -74,7 +74,6 @@ class TracedTensor(Tracer):
 class StagingTrace(Trace):
     def __init__(self, level=0):
         self.level = level
-        self.finished = False
         self.eqns: list[Eqn] = []
         self.consts: dict[Var, object] = {}
         self._const_ids: dict[int, Var] = {}
