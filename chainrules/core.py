@@ -87,8 +87,8 @@ def aval_of(x) -> ShapedArray:
     return ShapedArray(x.shape, x.dtype)
 
 
-class Zero:
-    """A symbolic zero tangent or cotangent: carries an aval, allocates nothing."""
+class _Abstract:
+    """A placeholder known only by its aval (shape and dtype)."""
 
     __slots__ = ("aval",)
 
@@ -100,27 +100,23 @@ class Zero:
     ndim = property(lambda self: len(self.aval.shape))
 
     def __repr__(self):
-        return f"Zero({self.aval})"
+        return f"{type(self).__name__}({self.aval})"
+
+
+class Zero(_Abstract):
+    """A symbolic zero tangent or cotangent: carries an aval, allocates nothing."""
+
+    __slots__ = ()
 
 
 def is_zero(x) -> bool:
     return type(x) is Zero
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(_Abstract):
     """Marks, in a transpose rule, an input the primitive is linear in."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: len(self.aval.shape))
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval})"
+    __slots__ = ()
 
 
 def is_undefined(x) -> bool:

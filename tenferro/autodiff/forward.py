@@ -12,25 +12,19 @@ from chainrules.dtypes import is_inexact
 
 from ..core.calls import bind_call, check_closure_operands
 from ..core.dispatch import Trace, bind_list, dispatch, new_trace
-from ..core.tracer import Tracer
+from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, ShapeError
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-
-    def _lower(self):
-        return self.primal
 
     def _carries_derivative(self) -> bool:
         return type(self.tangent) is not Zero

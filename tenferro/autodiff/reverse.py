@@ -15,7 +15,7 @@ from chainrules import ShapedArray, aval_of
 from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import Trace, bind_list, dispatch, new_trace
-from ..core.tracer import Tracer
+from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, GradientError, ShapeError
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
@@ -23,20 +23,14 @@ from .tape import BindContext, LeafNode, Tape, backward_pass
 from .templates import get_template
 
 
-class TapeTracer(Tracer):
-    __slots__ = ("primal", "node", "index")
+class TapeTracer(PrimalTracer):
+    __slots__ = ("node", "index")
 
     def __init__(self, trace, primal, node, index):
         self._trace = trace
         self.primal = primal
         self.node = node
         self.index = index
-
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-
-    def _lower(self):
-        return self.primal
 
     def _carries_derivative(self) -> bool:
         return self.node is not None

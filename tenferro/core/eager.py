@@ -41,14 +41,9 @@ class EagerTensor(Tensor):
 
     __slots__ = ("_value", "_backend", "_node", "_index", "_grad", "_version", "__weakref__")
 
-    # construction is hot: avoid __init__ and use _wrap
-    def __init__(self, value, backend: Backend, node=None, index=0):
-        self._value = value
-        self._backend = backend
-        self._node = node
-        self._index = index
-        self._grad = None
-        self._version = 0
+    def __init__(self, *args, **kwargs):
+        # tensors are made by _wrap (construction is hot); users call tenferro.tensor
+        raise TypeError("create eager tensors with tenferro.tensor(...) or tenferro.asarray(...)")
 
     # ------------------------------------------------------------------ metadata
     @property

@@ -77,3 +77,16 @@ class Tracer(Tensor):
 
     def __array__(self, dtype=None, copy=None):
         return self._escape("numpy.asarray()").__array__(dtype)
+
+
+class PrimalTracer(Tracer):
+    """A tracer wrapping a value of the level below (its ``primal``): the values of the
+    differentiating traces, whose shape and dtype are the primal's."""
+
+    __slots__ = ("primal",)
+
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+
+    def _lower(self):
+        return self.primal

@@ -2,52 +2,7 @@
 derivatives (``dense``: LAPACK-backed). See ``tenferro.linalg.dense`` for the conventions
 (degenerate spectra, truncation, gauges) and design/linalg.md for the derivations."""
 
-from .dense import (
-    EighResult,
-    LQResult,
-    QRResult,
-    SlogdetResult,
-    SVDResult,
-    cholesky,
-    default_eps,
-    det,
-    eigh,
-    eigvalsh,
-    expm,
-    inv,
-    lq,
-    matrix_rank,
-    norm,
-    pinv,
-    qr,
-    slogdet,
-    solve,
-    svd,
-    svdvals,
-    truncation_rank,
-)
+from . import dense
+from .dense import *  # noqa: F403
 
-__all__ = [
-    "EighResult",
-    "LQResult",
-    "QRResult",
-    "SVDResult",
-    "SlogdetResult",
-    "cholesky",
-    "default_eps",
-    "det",
-    "eigh",
-    "eigvalsh",
-    "expm",
-    "inv",
-    "lq",
-    "matrix_rank",
-    "norm",
-    "pinv",
-    "qr",
-    "slogdet",
-    "solve",
-    "svd",
-    "svdvals",
-    "truncation_rank",
-]
+__all__ = list(dense.__all__)

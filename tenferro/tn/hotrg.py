@@ -14,6 +14,8 @@ import tenferro as tf
 from .ising import normalize, trace_torus
 from .progress import Progress
 
+__all__ = ["hotrg", "hotrg_step"]
+
 
 def _isometry(t, chi, side):
     """Leading eigenvectors of M M^dagger for the ``side`` ("left"/"right") doubled leg."""

@@ -17,6 +17,8 @@ import tenferro as tf
 from .ising import normalize, trace_torus
 from .progress import Progress
 
+__all__ = ["trg", "trg_step"]
+
 
 def sqrt_singular_values(s):
     """sqrt(s) with derivative 0 (not infinity) at singular values that vanish to working
