@@ -1,8 +1,12 @@
 """``tenferro.linalg``: decompositions, solves, norms and matrix functions with correct
-derivatives (``dense``: LAPACK-backed). See ``tenferro.linalg.dense`` for the conventions
-(degenerate spectra, truncation, gauges) and design/linalg.md for the derivations."""
+derivatives (``dense``: LAPACK-backed; ``krylov``, ``partial_svd``: iterative solvers on
+``LinearOperator``s with implicit derivatives). See ``tenferro.linalg.dense`` for the
+conventions (degenerate spectra, truncation, gauges), design/linalg.md and design/krylov.md
+for the derivations."""
 
-from . import dense
+from . import dense, krylov, operator
 from .dense import *  # noqa: F403
+from .krylov import *  # noqa: F403
+from .operator import *  # noqa: F403
 
-__all__ = list(dense.__all__)
+__all__ = list(dense.__all__) + list(krylov.__all__) + list(operator.__all__)

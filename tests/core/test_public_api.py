@@ -33,9 +33,10 @@ TENFERRO = {
 }
 
 LINALG = {
-    "EighResult", "LQResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
-    "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
-    "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
+    "EigResult", "EighResult", "LQResult", "LinearOperator", "QRResult", "SVDResult",
+    "SlogdetResult", "cholesky", "default_eps", "det", "eigh", "eigs", "eigsh", "eigvalsh",
+    "expm", "expm_multiply", "inv", "linsolve", "lq", "matrix_rank", "norm", "pinv", "qr",
+    "slogdet", "solve", "svd", "svdvals", "truncation_rank",
 }
 
 
