@@ -4,9 +4,11 @@ derivatives (``dense``: LAPACK-backed; ``krylov``, ``partial_svd``: iterative so
 conventions (degenerate spectra, truncation, gauges), design/linalg.md and design/krylov.md
 for the derivations."""
 
-from . import dense, krylov, operator
+from . import dense, krylov, operator, partial_svd
 from .dense import *  # noqa: F403
 from .krylov import *  # noqa: F403
 from .operator import *  # noqa: F403
+from .partial_svd import *  # noqa: F403
 
-__all__ = list(dense.__all__) + list(krylov.__all__) + list(operator.__all__)
+__all__ = (list(dense.__all__) + list(krylov.__all__) + list(operator.__all__)
+           + list(partial_svd.__all__))

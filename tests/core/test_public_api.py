@@ -36,7 +36,7 @@ LINALG = {
     "EigResult", "EighResult", "LQResult", "LinearOperator", "QRResult", "SVDResult",
     "SlogdetResult", "cholesky", "default_eps", "det", "eigh", "eigs", "eigsh", "eigvalsh",
     "expm", "expm_multiply", "inv", "linsolve", "lq", "matrix_rank", "norm", "pinv", "qr",
-    "slogdet", "solve", "svd", "svdvals", "truncation_rank",
+    "randomized_svd", "slogdet", "solve", "svd", "svds", "svdvals", "truncation_rank",
 }
 
 
