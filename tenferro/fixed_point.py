@@ -73,12 +73,15 @@ def _change(y, x):
 
 def fixed_point(f, x0, *params, tol: float = 1e-10, maxiter: int = 1000, gauge_fix=None,
                 solver: str = "gmres", adjoint_tol: float = 1e-10,
-                adjoint_maxiter: int = 1000, return_info: bool = False):
+                adjoint_maxiter: int = 1000, converged=None, return_info: bool = False):
     """Iterate ``x <- f(x, *params)`` from ``x0`` (any pytree of tensors) until the relative
     change of every leaf is below ``tol`` (or ``maxiter`` iterations), and return the fixed
     point, differentiable in ``params`` by the implicit function theorem (module docstring).
     ``gauge_fix(y, x)``: bring the new iterate ``y`` into the gauge of ``x`` (see above).
-    ``solver``: "gmres" or "iteration" for the adjoint equation (to ``adjoint_tol``). The result
+    ``solver``: "gmres" or "iteration" for the adjoint equation (to ``adjoint_tol``).
+    ``converged(y, x) -> bool`` (optional) is an extra stopping test on consecutive iterates
+    (e.g. on a gauge-invariant spectrum, when the iterates themselves stall at the level of a
+    degeneracy the gauge fix cannot resolve). The result
     does not depend on ``x0`` (it gets no gradient). In a traced graph (``jit``) the forward
     runs ``maxiter`` iterations and the adjoint ``adjoint_maxiter`` Neumann steps.
     Returns x* (and ``FixedPointInfo`` with ``return_info=True``)."""
@@ -108,10 +111,12 @@ def fixed_point(f, x0, *params, tol: float = 1e-10, maxiter: int = 1000, gauge_f
         for k in range(1, maxiter + 1):
             ys = G(xs, ps)
             c = _change(ys, xs)
+            done = converged is not None and c is not None and bool(
+                converged(tree_unflatten(x_tree, ys), tree_unflatten(x_tree, xs)))
             xs = ys
             if c is not None:
                 change = c
-                if c <= tol:
+                if c <= tol or done:
                     infos["fwd"] = FixedPointInfo(k, True, c)
                     return tuple(xs)
         infos["fwd"] = FixedPointInfo(k, False, change)
