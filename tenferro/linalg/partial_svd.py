@@ -81,6 +81,41 @@ def _orth(x) -> Tensor:
     return qr(x)[0]
 
 
+def _orth_against(basis, x, rng=None):
+    """An orthonormal basis (same number of columns as x) of x's component orthogonal to
+    ``basis``, completed by random directions where x has none. Products with a low-rank
+    matrix are (numerically) rank deficient: QR would turn the rounding noise left by the
+    Gram-Schmidt pass into unit vectors that are not orthogonal to ``basis``. Columns whose
+    R diagonal is at the rounding level are therefore replaced by random vectors,
+    orthogonalised against everything kept."""
+    from ..ops import abs as tabs
+    from ..ops import diagonal
+    from .dense import qr
+
+    scale = it.value(it.vnorm(x))
+    if basis is not None:
+        x, _ = it.orthogonalize(basis, x)
+    q, r = qr(x)
+    d = it.value(tabs(diagonal(r)))
+    if d is None or scale is None:
+        return q
+    bad = d <= 1e-13 * max(float(np.max(scale)), 1e-300)  # the rounding level
+    if not bad.any():
+        return q
+    good = np.flatnonzero(~bad)
+    keep = q[:, good] if good.size else None
+    parts = [p for p in (basis, keep) if p is not None]
+    full = concatenate(parts, axis=1) if parts else None
+    rng = rng or np.random.default_rng(int(bad.sum()) + x.shape[0])
+    rnd = it.random_vector((x.shape[0], int(bad.sum())), x.dtype, getattr(x, "device", None),
+                           rng)
+    for _ in range(2):
+        if full is not None:
+            rnd, _ = it.orthogonalize(full, rnd)
+        rnd = _orth(rnd)
+    return rnd if keep is None else concatenate([keep, rnd], axis=1)
+
+
 def _mH(x):
     return conj(swapaxes(x, -1, -2))
 
@@ -104,6 +139,7 @@ def _block_gkl(bop, m, n, k, b, q, tol, maxiter, rng, dtype, device, v0=None):
     X = it.random_vector((n, b), dtype, device, rng) if v0 is None else v0
     Qb = _orth(X)
     nprod, res = 0, math.inf
+    hist = []
     U = S = V = extras = None
     for _cycle in range(maxiter):
         Qs, Ps, AQ = [Qb], [], []
@@ -111,17 +147,12 @@ def _block_gkl(bop, m, n, k, b, q, tol, maxiter, rng, dtype, device, v0=None):
             Z = bop.matmat(Qs[j])
             nprod += Qs[j].shape[1]
             AQ.append(Z)
-            if Ps:
-                Pm = concatenate(Ps, axis=1)
-                Z, _ = it.orthogonalize(Pm, Z)
-            Ps.append(_orth(Z))
+            Ps.append(_orth_against(concatenate(Ps, axis=1) if Ps else None, Z))
             if j == q - 1 or (j + 2) * b > n:
                 break
             W = bop.rmatmat(Ps[j])
             nprod += Ps[j].shape[1]
-            Qm = concatenate(Qs, axis=1)
-            W, _ = it.orthogonalize(Qm, W)
-            Qs.append(_orth(W))
+            Qs.append(_orth_against(concatenate(Qs, axis=1), W))
         Pm = concatenate(Ps, axis=1)
         Qm = concatenate(Qs[: len(Ps)], axis=1)
         B = it.value(matmul(_mH(Pm), concatenate(AQ, axis=1)))
@@ -143,6 +174,10 @@ def _block_gkl(bop, m, n, k, b, q, tol, maxiter, rng, dtype, device, v0=None):
         res = float(rn.max()) / max(float(sb[0]), 1e-300)
         extras = (Uall[:, k:], sb[k:], Vall[:, k:])
         if res <= tol:
+            return U, S, V, extras, it.SolveInfo(nprod, True, res)
+        # at the rounding level the residual stops decreasing: accept it there
+        hist.append(res)
+        if len(hist) >= 3 and res <= 1e3 * tol and res > 0.5 * min(hist[-3:-1]):
             return U, S, V, extras, it.SolveInfo(nprod, True, res)
         Qb = Vall[:, :b]
     return U, S, V, extras, it.SolveInfo(nprod, False, res)

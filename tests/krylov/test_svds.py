@@ -8,6 +8,7 @@ import pytest
 
 import tenferro as tf
 from tenferro.linalg.krylov import GaugeWarning
+from tenferro.tn.trg import sqrt_singular_values
 
 from ._util import DTYPES, close, fd_directional, grad_dot, rand
 
@@ -158,6 +159,34 @@ def test_randomized_svd(dtype):
     g = tf.grad(lambda t: loss(tf.linalg.randomized_svd(t, k, power_iters=3)))(tf.tensor(a0))
     gd = tf.grad(lambda t: loss(tf.linalg.svd(t, max_rank=k)))(tf.tensor(a0))
     assert close(g.numpy(), gd.numpy(), 1e-9)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rank_deficient_matrix(dtype):
+    """Rank 10 < k = 16: the block Krylov space runs out of directions after one product
+    (the kind of matrix the first TRG steps produce); the kept zero singular values come
+    with orthonormal vectors and the nonzero ones are exact; gradients of functions of the
+    nonzero part equal the dense SVD's."""
+    rng = np.random.default_rng(6)
+    m, n, k = 300, 280, 16
+    s = np.zeros(n)
+    s[:10] = 2.0 ** -np.arange(10)
+    a0 = _with_spectrum(rng, m, n, s, dtype)
+    u, sv, vh = tf.linalg.svds(tf.tensor(a0), k)
+    np.testing.assert_allclose(sv.numpy()[:10], s[:10], rtol=1e-12)
+    assert np.abs(sv.numpy()[10:]).max() < 1e-13
+    np.testing.assert_allclose(u.numpy().conj().T @ u.numpy(), np.eye(k), atol=1e-12)
+    np.testing.assert_allclose(vh.numpy() @ vh.numpy().conj().T, np.eye(k), atol=1e-12)
+    c = tf.tensor(rand(rng, (m, n), dtype))
+
+    def loss(res):
+        u_, s_, vh_ = res
+        r = sqrt_singular_values(s_)  # as TRG: derivative 0 where s vanishes
+        return tf.real(tf.sum(((u_ * r) @ (r[:, None] * vh_)) * c)) + tf.sum(s_[:10] ** 2)
+
+    g = tf.grad(lambda t: loss(tf.linalg.svds(t, k)))(tf.tensor(a0)).numpy()
+    gd = tf.grad(lambda t: loss(tf.linalg.svd(t, max_rank=k)))(tf.tensor(a0)).numpy()
+    assert close(g, gd, 1e-8)
 
 
 def test_small_problems_use_the_dense_svd():
