@@ -76,10 +76,44 @@ class EagerTape(Tape):
 
     def __init__(self):
         self._templates: dict = {}
+        # node -> {output index: [hook, ...]}; weak, so hooks die with the graph
+        self._hooks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ hooks
     def leaf(self, t: EagerTensor) -> LeafNode:
-        return LeafNode(self, weakref.ref(t), ShapedArray(t.shape, t.dtype))
+        node = LeafNode(self, weakref.ref(t), ShapedArray(t.shape, t.dtype))
+        node.backend = t._backend
+        return node
+
+    # --------------------------------------------------------------- hooks
+    def register_hook(self, t: EagerTensor, fn) -> RemovableHandle:
+        """Call ``fn(grad)`` with ``t``'s gradient during every backward pass through it; a
+        returned tensor replaces the gradient (PyTorch's ``Tensor.register_hook``)."""
+        if t._node is None:
+            raise GradientError(
+                f"register_hook: the tensor ({fmt_aval(t)}) does not require grad; call "
+                f"requires_grad_() first."
+            )
+        fns = self._hooks.setdefault(t._node, {}).setdefault(t._index, [])
+        fns.append(fn)
+        return RemovableHandle(fns, fn)
+
+    def retain_grad(self, t: EagerTensor) -> None:
+        """Keep a non-leaf tensor's gradient in its ``.grad`` (accumulated like a leaf's)."""
+        if t._node is None:
+            raise GradientError(
+                f"retain_grad: the tensor ({fmt_aval(t)}) does not require grad.")
+        if t.is_leaf:
+            return
+        ref = weakref.ref(t)
+
+        def keep(g):
+            owner = ref()
+            if owner is not None:  # with create_graph the gradient keeps its history
+                owner._grad = g if owner._grad is None else owner._grad + g
+            return None
+
+        self.register_hook(t, keep)
 
     def parent(self, x):
         return None if x._node is None else (x._node, x._index)
@@ -207,7 +241,8 @@ class EagerTape(Tape):
         prev = state.grad_enabled
         state.grad_enabled = bool(create_graph)
         try:
-            got = backward_pass(seeds, ctx, retain_graph=retain_graph, want=want)
+            got = backward_pass(seeds, ctx, retain_graph=retain_graph, want=want,
+                                hooks=self._hooks or None)
         finally:
             state.grad_enabled = prev
         if collect is not None:
@@ -227,6 +262,17 @@ class EagerTape(Tape):
             else:
                 t._grad = _wrap(t._grad._value + g._value, t._backend)
         return None
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, fns, fn):
+        self._fns, self._fn = fns, fn
+
+    def remove(self) -> None:
+        if self._fn in self._fns:
+            self._fns.remove(self._fn)
 
 
 def _as_grad(ct, t, ctx):

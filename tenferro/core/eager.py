@@ -232,11 +232,14 @@ class EagerTensor(Tensor):
         retain = create_graph if retain_graph is None else retain_graph
         EVAL_TRACE.tape.backward([(self, ct)], retain, create_graph, inputs)
 
-    def retain_grad(self):
-        raise GradientError(
-            "retain_grad is not supported; use tenferro.autograd_grad(out, [intermediate]) to "
-            "get the gradient of an intermediate tensor."
-        )
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after ``backward()``."""
+        EVAL_TRACE.tape.retain_grad(self)
+
+    def register_hook(self, fn):
+        """``fn(grad)`` is called with this tensor's gradient in every backward pass; a
+        returned tensor replaces it. Returns a handle with ``remove()``."""
+        return EVAL_TRACE.tape.register_hook(self, fn)
 
     # ----------------------------------------------------------------- in place
     def _assign(self, new):
