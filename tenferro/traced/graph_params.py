@@ -22,7 +22,10 @@ MAX_RANK = 64
 """Most axes an array (or a shape parameter) may have: NumPy's own limit."""
 
 MAX_PARAM_INT = 2**62
-"""Largest magnitude of an integer parameter (axes, offsets, slice bounds): fits int64."""
+"""Largest magnitude of a position parameter (slice bounds, padding, ranks): fits int64."""
+MAX_AXIS_INT = 2**31 - 1
+"""Largest magnitude of an axis, offset or diagonal parameter: fits a C int (NumPy's
+``diagonal`` overflows beyond it)."""
 
 DTYPES = {
     d.name: d
@@ -38,8 +41,8 @@ class BadParam(Exception):
     """Internal: a parameter does not have its kind (the caller adds where it is)."""
 
 
-def _int(v) -> bool:
-    return type(v) is int and -MAX_PARAM_INT <= v <= MAX_PARAM_INT
+def _int(v, limit=MAX_PARAM_INT) -> bool:
+    return type(v) is int and -limit <= v <= limit
 
 
 def _real(v) -> bool:
@@ -78,6 +81,13 @@ def check_shape(shape, max_elements: int, what: str = "shape") -> None:
 # ------------------------------------------------------------------------------- kinds
 # A kind is a function (value, max_elements) -> None that raises BadParam.
 def INT(v, _):
+    """An axis, offset or diagonal."""
+    if not _int(v, MAX_AXIS_INT):
+        raise BadParam(f"expected an integer (|n| < 2**31), got {v!r}")
+
+
+def INDEX(v, _):
+    """A position or count along an axis."""
     if not _int(v):
         raise BadParam(f"expected an integer (|n| <= 2**62), got {v!r}")
 
@@ -103,7 +113,8 @@ def OPT_POS_INT(v, _):
 
 
 def SCALAR(v, _):
-    if not (_real(v) or type(v) in (bool, complex)):
+    """A fill value (whether it fits the dtype is checked with the dtype)."""
+    if type(v) not in (bool, int, float, complex):
         raise BadParam(f"expected a number, got {v!r}")
 
 
@@ -132,15 +143,16 @@ def _tuple_of(kind, n=None):
     return check
 
 
-def _int_or_size(v, m):
+def _index_or_size(v, m):
     if not isinstance(v, Sym):
-        INT(v, m)
+        INDEX(v, m)
 
 
 INTS = _tuple_of(INT)
-SLICE_LIMITS = _tuple_of(_int_or_size)  # the whole of a run-time axis is sliced up to it
+INDICES = _tuple_of(INDEX)
+SLICE_LIMITS = _tuple_of(_index_or_size)  # the whole of a run-time axis is sliced up to it
 DIMENSION_NUMBERS = _tuple_of(_tuple_of(INTS, 2), 2)
-PADDING = _tuple_of(_tuple_of(INT, 3))
+PADDING = _tuple_of(_tuple_of(INDEX, 3))
 
 
 def NEW_SIZE(v, _):
@@ -178,7 +190,7 @@ PARAM_KINDS: dict[str, dict] = {
     "reduce_sum": _REDUCE,
     "reshape": {"new_sizes": SHAPE},
     "scatter_add": {"axis": INT},
-    "slice": {"start_indices": INTS, "limit_indices": SLICE_LIMITS, "strides": INTS},
+    "slice": {"start_indices": INDICES, "limit_indices": SLICE_LIMITS, "strides": INDICES},
     "svd": {"full_matrices": BOOL, "eps": REAL},
     "svdvals": _LINALG_EPS,
     "transpose": {"permutation": INTS},

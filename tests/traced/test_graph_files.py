@@ -156,6 +156,24 @@ def test_only_supported_dtypes(tmp_path, dtype):
              r"params\.new_dtype.*unknown dtype")
 
 
+@pytest.mark.parametrize("eqn,match", [
+    (_eqn("diagonal", [0], [_var(1, [0])], offset=2**40), r"offset: expected an integer"),
+    (_eqn("iota", [], [_var(1, [3], "bool")], shape=_t(3), dimension=0,
+          dtype={"dtype": "bool"}, device=None), "iota counts in an integer or real dtype"),
+    (_eqn("device_put", [0], [_var(1, [3, 3])], device="../../etc", src=None),
+     r"device: expected null or a device"),
+    (_eqn("slice", [0], [_var(1, [1, 3])], start_indices=_t(0, 0), limit_indices=_t(1, 3),
+          strides=_t(1.0, 1)), r"strides: expected an integer"),
+    (_eqn("pad", [0, 0], [_var(1, [3, 3])], padding_config=_t(_t(0, 0), _t(0, 0))),
+     r"padding_config: expected a tuple of 3 entries"),
+    (_eqn("qr", [0], [_var(1, [3, 3]), _var(2, [3, 3])], complete=1, positive=False),
+     r"complete: expected true or false"),
+])
+def test_parameters_of_the_wrong_kind(tmp_path, eqn, match):
+    doc = _doc([_var(0, [3, 3])], [eqn], [1])
+    _refused(_write(tmp_path / "k.tfg", doc), match)
+
+
 def test_full_value_must_fit_its_dtype(tmp_path):
     eq = _eqn("full", [], [_var(1, [2], "int8")], shape=_t(2), value=1000,
               dtype={"dtype": "int8"}, device=None)
