@@ -347,7 +347,18 @@ def _poly_or_none(x):
 
 
 def _mk(d: dict):
-    """Normalise a polynomial dict: an int when constant (or when its range is one point)."""
+    """Normalise a polynomial dict: an int when constant (or when its range is one point);
+    ``c1*min(x, y) + c2*max(x, y)`` becomes ``c1*(x + y) + (c2 - c1)*max(x, y)``."""
+    for m, c in list(d.items()):
+        if c and len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _Op) and \
+                m[0][0].name == "min":
+            twin = ((_Op("max", m[0][0].args), 1),)
+            if d.get(twin):
+                x, y = m[0][0].args
+                d = dict(d)
+                del d[m]
+                d[twin] -= c
+                return _mk(dict(_add_poly(d, c * (x + y))))
     items = [(m, c) for m, c in d.items() if c]
     if all(not m for m, _ in items):
         return sum(c for _, c in items)
@@ -355,6 +366,13 @@ def _mk(d: dict):
     s = Sym(tuple(items))
     lo, hi = s.range()
     return lo if lo == hi else s
+
+
+def _add_poly(d: dict, v) -> dict:
+    d = dict(d)
+    for m, c in (_poly_or_none(v) or {}).items():
+        d[m] = d.get(m, 0) + c
+    return d
 
 
 def _eval(x, env):
@@ -431,13 +449,21 @@ def sym_max(a, b):
 def _minmax(name, a, b):
     if not isinstance(a, Sym) and not isinstance(b, Sym):
         return min(int(a), int(b)) if name == "min" else max(int(a), int(b))
-    lo, hi = size_range(a - b)
-    if hi <= 0:
+    if _nonneg(b - a):
         return a if name == "min" else b
-    if lo >= 0:
+    if _nonneg(a - b):
         return b if name == "min" else a
-    args = tuple(sorted((a, b), key=_vkey))
-    return _atom_sym(_Op(name, args))
+    # canonical form: constants pulled out, so shifted copies are one atom
+    # (max(0, n - 1) = max(1, n) - 1 and min(1, n) = 1 + min(0, n - 1) share their arguments)
+    p, q = sorted((a, b), key=lambda v: _vkey(v - _const(v)))
+    t = _const(p)
+    return t + _atom_sym(_Op(name, (p - t, q - t)))
+
+
+def _const(v) -> int:
+    if not isinstance(v, Sym):
+        return int(v)
+    return next((c for m, c in v._poly if not m), 0)
 
 
 # ------------------------------------------------------------------------ decisions
@@ -447,25 +473,75 @@ def size_range(d) -> tuple:
 
 
 def decide(a, op: str, b):
-    """``a op b`` (``op`` one of == != < <= > >=) when the ranges decide it, else ``None``."""
-    lo, hi = size_range(a - b)
+    """``a op b`` (``op`` one of == != < <= > >=) when it holds, or fails, for every value the
+    run could produce; ``None`` when that depends on the run."""
+    d = a - b
     if op in ("==", "!="):
-        if lo == hi == 0:
-            r = True
-        elif lo > 0 or hi < 0:
+        if not isinstance(d, Sym):
+            r = d == 0
+        elif _nonneg(d - 1) or _nonneg(-d - 1):
             r = False
         else:
             return None
         return r if op == "==" else not r
-    if op == "<":
-        return True if hi < 0 else False if lo >= 0 else None
-    if op == "<=":
-        return True if hi <= 0 else False if lo > 0 else None
-    if op == ">":
-        return True if lo > 0 else False if hi <= 0 else None
-    if op == ">=":
-        return True if lo >= 0 else False if hi < 0 else None
-    raise ValueError(op)
+    yes, no = {"<": (-d - 1, d), "<=": (-d, d - 1), ">": (d - 1, -d), ">=": (d, -d - 1)}[op]
+    return True if _nonneg(yes) else False if _nonneg(no) else None
+
+
+_ENUM_LIMIT = 4096  # at most this many combinations of symbol values are tried exhaustively
+_enum_cache: dict = {}
+
+
+def _nonneg(e, depth: int = 6) -> bool:
+    """Whether ``e >= 0`` for every run: by ``_prove_nonneg``, else, when the symbols' ranges
+    hold at most ``_ENUM_LIMIT`` combinations, by evaluating all of them (exact)."""
+    if not isinstance(e, Sym) or _prove_nonneg(e, depth):
+        return not isinstance(e, Sym) and e >= 0 or isinstance(e, Sym)
+    key = e._key
+    r = _enum_cache.get(key)
+    if r is None:
+        syms = sorted(e.symbols())
+        ranges = [range(lo, hi + 1) for lo, hi in map(_symbol_range, syms)]
+        n = 1
+        for rg in ranges:
+            n *= len(rg)
+        r = n <= _ENUM_LIMIT and all(
+            e.evaluate(dict(zip(syms, vals))) >= 0 for vals in itertools.product(*ranges))
+        if len(_enum_cache) > 10000:
+            _enum_cache.clear()
+        _enum_cache[key] = r
+    return r
+
+
+def _prove_nonneg(e, depth: int = 6) -> bool:
+    """Whether ``e >= 0`` for every run (sound, not complete). Interval arithmetic first; then
+    a ``min``/``max`` atom that occurs linearly is split exactly: ``c*min(x, y) + r >= 0`` with
+    ``c > 0`` iff both ``c*x + r`` and ``c*y + r`` are >= 0, and with ``c < 0`` iff either is
+    (``max`` the other way round). This keeps e.g. ``min(2, k) <= k`` decidable. A linear
+    ``x // q`` (static ``q``) is bounded by ``x - q + 1 <= q * (x // q) <= x``."""
+    if not isinstance(e, Sym):
+        return e >= 0
+    if e.range()[0] >= 0:
+        return True
+    if depth == 0:
+        return False
+    for m, c in e._poly:
+        if not (len(m) == 1 and m[0][1] == 1 and isinstance(m[0][0], _Op)):
+            continue
+        op = m[0][0]
+        rest = _mk({mm: cc for mm, cc in e._poly if mm != m})
+        if op.name == "floordiv":
+            x, q = op.args
+            if not isinstance(q, int):
+                continue
+            # x - q + 1 <= q * (x // q) <= x: bound c * (x // q) from below, times q > 0
+            low = c * x if c < 0 else c * (x - q + 1)
+            return _prove_nonneg(low + q * rest + q - 1, depth - 1)  # e is an int
+        x, y = (c * v + rest for v in op.args)
+        if (op.name == "min") == (c > 0):
+            return _prove_nonneg(x, depth - 1) and _prove_nonneg(y, depth - 1)
+        return _prove_nonneg(x, depth - 1) or _prove_nonneg(y, depth - 1)
+    return False
 
 
 def _decided(a, op, b):
@@ -475,7 +551,7 @@ def _decided(a, op, b):
     if r is None:
         lo, hi = size_range(a)
         raise ShapeError(
-            f"{_asker()}the comparison {a} {op} {b} depends on a size only known at run time "
+            f"{_asker()}the comparison {a} {op} {b} depends on a size known only at run time "
             f"({a} lies in [{lo}, {hi}]; e.g. an SVD rank chosen by a cutoff), so traced code "
             f"cannot branch on it. Use tenferro.where for data-dependent choices, or "
             f"{_STATIC_RANK_HINT}."
