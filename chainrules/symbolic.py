@@ -479,7 +479,7 @@ def decide(a, op: str, b):
     if op in ("==", "!="):
         if not isinstance(d, Sym):
             r = d == 0
-        elif _nonneg(d - 1) or _nonneg(-d - 1):
+        elif _nonneg(d - 1) or _nonneg(-d - 1) or _for_all(d, "!=0"):
             r = False
         else:
             return None
@@ -495,9 +495,15 @@ _enum_cache: dict = {}
 def _nonneg(e, depth: int = 6) -> bool:
     """Whether ``e >= 0`` for every run: by ``_prove_nonneg``, else, when the symbols' ranges
     hold at most ``_ENUM_LIMIT`` combinations, by evaluating all of them (exact)."""
-    if not isinstance(e, Sym) or _prove_nonneg(e, depth):
-        return not isinstance(e, Sym) and e >= 0 or isinstance(e, Sym)
-    key = e._key
+    if not isinstance(e, Sym):
+        return e >= 0
+    return _prove_nonneg(e, depth) or _for_all(e, ">=0")
+
+
+def _for_all(e: Sym, test: str) -> bool:
+    """Whether ``e >= 0`` (``test=">=0"``) or ``e != 0`` (``"!=0"``) at every combination of
+    its symbols' values; False when there are more than ``_ENUM_LIMIT`` of them."""
+    key = (e._key, test)
     r = _enum_cache.get(key)
     if r is None:
         syms = sorted(e.symbols())
@@ -505,8 +511,9 @@ def _nonneg(e, depth: int = 6) -> bool:
         n = 1
         for rg in ranges:
             n *= len(rg)
+        ok = (lambda v: v >= 0) if test == ">=0" else (lambda v: v != 0)
         r = n <= _ENUM_LIMIT and all(
-            e.evaluate(dict(zip(syms, vals))) >= 0 for vals in itertools.product(*ranges))
+            ok(e.evaluate(dict(zip(syms, vals)))) for vals in itertools.product(*ranges))
         if len(_enum_cache) > 10000:
             _enum_cache.clear()
         _enum_cache[key] = r
