@@ -104,20 +104,22 @@ def _diff(a):
 def _einsum(a):
     u, s, vh = svd(a)
     b = tf.einsum("ik,k,kj->ij", u, s, vh)
-    return tf.sum(b * a) + tf.sum(tf.einsum("ik,jk->ij", u, u) ** 3)
+    tail = tf.einsum("ik,k,kj->ij", u[:, 1:], s[1:], vh[1:])  # contracted axis k - 1
+    return tf.sum(b * a) + tf.sum(tail**2) + tf.sum(tf.einsum("ik,jk->ij", u, u) ** 3)
 
 
 def _matmul(a):
     u, s, vh = svd(a)
-    g = (u * s) @ vh  # contracted symbolic axis
-    w = u.T @ a  # symbolic free axis
-    return tf.sum(g**2) + tf.sum(w * vh) + tf.sum((vh @ vh.T) * s)
+    g = (u[:, :-1] * s[:-1]) @ vh[:-1]  # contracted axis k - 1
+    w = u.T @ a  # free axis k
+    return tf.sum(g**2) + tf.sum(w * vh) + tf.sum((vh[1:] @ vh[1:].T) * s[1:])
 
 
 def _outer(a):
     u, s, vh = svd(a)
     d = s[:, None] - s[None, :]
-    return tf.sum(d**2 * s) + tf.sum((s[:, None] * vh) ** 2)
+    e = s[1:, None] * s[None, :-1]  # (k - 1, k - 1)
+    return tf.sum(d**2 * s) + tf.sum((s[:, None] * vh) ** 2) + tf.sum(e**2)
 
 
 def _strided(a):
