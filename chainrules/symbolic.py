@@ -200,40 +200,56 @@ class Sym:
 
     # -- arithmetic -------------------------------------------------------------------
     def __add__(self, other):
-        o = _poly_or_none(other)
-        if o is None:
-            return NotImplemented
-        d = dict(self._poly)
-        for m, c in o.items():
-            d[m] = d.get(m, 0) + c
-        return _mk(d)
+        if other.__class__ is int and not other:
+            return self
+        key = ("+", self._key, other._key if isinstance(other, Sym) else other)
+        out = _memo.get(key)
+        if out is None:
+            o = _poly_or_none(other)
+            if o is None:
+                return NotImplemented
+            d = dict(self._poly)
+            for m, c in o.items():
+                d[m] = d.get(m, 0) + c
+            out = _remember(key, _mk(d))
+        return out
 
     __radd__ = __add__
 
     def __neg__(self):
-        return _mk({m: -c for m, c in self._poly})
+        key = ("-", self._key)
+        out = _memo.get(key)
+        if out is None:
+            out = _remember(key, _mk({m: -c for m, c in self._poly}))
+        return out
 
     def __pos__(self):
         return self
 
     def __sub__(self, other):
-        o = _poly_or_none(other)
-        return NotImplemented if o is None else self + _mk({m: -c for m, c in o.items()})
+        if other.__class__ is int:
+            return self + (-other)
+        return self + (-other) if isinstance(other, Sym) else NotImplemented
 
     def __rsub__(self, other):
-        o = _poly_or_none(other)
-        return NotImplemented if o is None else (-self) + _mk(o)
+        return NotImplemented if _poly_or_none(other) is None else (-self) + int(other)
 
     def __mul__(self, other):
-        o = _poly_or_none(other)
-        if o is None:
-            return NotImplemented
-        d: dict = {}
-        for m1, c1 in self._poly:
-            for m2, c2 in o.items():
-                m = _mono_mul(m1, m2)
-                d[m] = d.get(m, 0) + c1 * c2
-        return _mk(d)
+        if other.__class__ is int and other == 1:
+            return self
+        key = ("*", self._key, other._key if isinstance(other, Sym) else other)
+        out = _memo.get(key)
+        if out is None:
+            o = _poly_or_none(other)
+            if o is None:
+                return NotImplemented
+            d: dict = {}
+            for m1, c1 in self._poly:
+                for m2, c2 in o.items():
+                    m = _mono_mul(m1, m2)
+                    d[m] = d.get(m, 0) + c1 * c2
+            out = _remember(key, _mk(d))
+        return out
 
     __rmul__ = __mul__
 
@@ -323,6 +339,16 @@ class Sym:
             else:
                 out += f" + {term}" if c > 0 else f" - {term}"
         return out
+
+
+_memo: dict = {}  # (op, operand keys) -> result: shapes repeat the same arithmetic a lot
+
+
+def _remember(key, value):
+    if len(_memo) > 50000:
+        _memo.clear()
+    _memo[key] = value
+    return value
 
 
 def _mono_mul(m1, m2):
@@ -476,6 +502,8 @@ def decide(a, op: str, b):
     """``a op b`` (``op`` one of == != < <= > >=) when it holds, or fails, for every value the
     run could produce; ``None`` when that depends on the run."""
     d = a - b
+    if op == ">=" and isinstance(d, Sym) and d.range()[0] >= 0:  # the common question
+        return True
     if op in ("==", "!="):
         if not isinstance(d, Sym):
             r = d == 0
