@@ -323,6 +323,30 @@ class Sym:
 
     __int__ = __index__
 
+    def __float__(self):
+        raise ShapeError(
+            f"{_asker()}the size {self} is only known at run time (a data-dependent shape); "
+            f"it has no Python float value while tracing. Use it as a dimension (or in a tensor "
+            f"expression: x / s.shape[0] works), or {_STATIC_RANK_HINT}."
+        )
+
+    def __truediv__(self, other):
+        if _poly_or_none(other) is None and not isinstance(other, float):
+            return NotImplemented
+        raise ShapeError(
+            f"{_asker()}true division of the run-time size {self} by {other}: sizes stay "
+            f"integers; use // (floor division), or divide a tensor by the size, or "
+            f"{_STATIC_RANK_HINT}."
+        )
+
+    def __rtruediv__(self, other):
+        if _poly_or_none(other) is None and not isinstance(other, float):
+            return NotImplemented
+        raise ShapeError(
+            f"{_asker()}true division of {other} by the run-time size {self}: sizes stay "
+            f"integers; use //, or divide a tensor by the size, or {_STATIC_RANK_HINT}."
+        )
+
     def __repr__(self):
         out = ""
         for m, c in reversed(self._poly):  # highest terms first, the constant last

@@ -249,6 +249,10 @@ def _wrap_negative(i, d):
 def _positions(x, idx):
     """Flat positions of ``x[idx]`` as an integer tensor (static for static indices)."""
     n = x.size
+    if isinstance(n, Sym):  # counted at run time (no constant can have a run-time size)
+        base = bind(P.iota_p, shape=(n,), dimension=0, dtype=np.dtype(np.int64),
+                    device=x.device)
+        return getitem(reshape(base, x.shape), idx)
     base = tensor_of(np.arange(n, dtype=np.int64).reshape(x.shape))
     return getitem(base, idx)
 

@@ -122,6 +122,10 @@ def test_user_comparisons_decide_or_raise_library_comparisons_are_structural():
         bool(k - 1)
     with pytest.raises(ShapeError, match="max_rank"):
         int(k)
+    with pytest.raises(ShapeError, match="floor division"):
+        k / 2  # noqa: B018
+    with pytest.raises(ShapeError, match="float"):
+        float(k)
     assert np.int64(2) + k == k + 2 and k * np.int64(3) == 3 * k
     assert not same_size(k, 4) and not same_shape((k, 3), (3, k)) and same_shape((k,), (k,))
     assert {(k, 3): 1}[(k * 1, 3)] == 1  # structural hashing: shapes work as dict keys

@@ -132,8 +132,15 @@ def _take(a):
     return tf.sum(u[:, [0, -1]] ** 3) + tf.sum(tf.take(s, [0, -1, 0]) ** 2)
 
 
+def _setitem(a):
+    u, s, vh = svd(a)
+    v = s.at[0].set(s[-1] * 2).at[-1].add(1.0)
+    w = u.at[:, -1].set(u[:, 0])
+    return tf.sum(v**3) + tf.sum(w**3) + tf.sum(s / s.shape[0])
+
+
 PROGRAMS = [_row, _cols_from_2, _rows_from_1, _last_col, _concat, _pad, _reshape, _sums, _diff,
-            _einsum, _matmul, _outer, _strided, _take]
+            _einsum, _matmul, _outer, _strided, _take, _setitem]
 RANKS = (3, 1, 4)
 
 
