@@ -73,7 +73,8 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
                             f"axes match." + (
                                 " A size known only at run time (e.g. an SVD rank chosen by a "
                                 "cutoff) broadcasts only against 1 or the same size, even if "
-                                "it might be 1 at run time." if dyn else "")
+                                "it might be 1 at run time; pass max_rank= for a static rank."
+                                if dyn else "")
                         )
                     size = d
         out.append(size)

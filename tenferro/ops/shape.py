@@ -34,7 +34,8 @@ def reshape(x, shape) -> Tensor:
             if i != holes[0]:
                 known *= d
         if same_size(known, 0) or not _divides(known, x.size):
-            dyn = " (whether it divides is known only at run time)" if isinstance(
+            dyn = (" (whether it divides is known only at run time; pass max_rank= for a "
+                   "static rank)") if isinstance(
                 x.size, Sym) or isinstance(known, Sym) else ""
             raise ShapeError(
                 f"reshape: cannot reshape {x.shape} (size {x.size}) into {shape}{dyn}."
