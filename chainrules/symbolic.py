@@ -93,8 +93,11 @@ def _vkey(v):
     return (0, v) if isinstance(v, int) else (3, v._key)
 
 
+_UNBOUNDED = 1 << 62  # a symbol this process did not create: no upper bound is known
+
+
 def _symbol_range(k: int):
-    b = _bounds.get(k, 1)
+    b = _bounds.get(k, _UNBOUNDED)
     return (1 if b >= 1 else 0), b
 
 

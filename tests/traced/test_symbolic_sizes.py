@@ -163,6 +163,33 @@ def test_values_and_gradients_match_eager_and_finite_differences(f, rng):
     assert jf.traces == jg.traces == 1  # one trace serves every rank
 
 
+def _complex_program(a):  # gauge invariant: moduli of singular vectors, singular values
+    u, s, vh = svd(a)
+    x = tf.concatenate([s, s[:1]])
+    return (tf.sum(abs(u[:, -1]) ** 2 * tf.arange(6.0)) + tf.sum((s[1:] - s[:-1]) ** 2)
+            + tf.sum(abs(tf.concatenate([vh, vh[:1]])) ** 3) + tf.sum(x * x[::-1])
+            + tf.sum(abs(tf.pad(u[:, 1:], ((0, 0), (1, 0)))) ** 3))
+
+
+def test_complex_inputs(rng):
+    f = _complex_program
+    jf, jg, gj = tf.jit(f), tf.jit(tf.grad(f)), grad_of_jit(f)
+    for r in RANKS:
+        a = matrix(rng, 6, 5, r).astype(complex)
+        q = np.linalg.qr(rng.standard_normal((6, 6)) + 1j * rng.standard_normal((6, 6)))[0]
+        a = q @ a  # a complex matrix with the same singular values
+        t = rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape)
+        ref, ref_g = f(T(a)).item(), tf.grad(f)(T(a)).numpy()
+        np.testing.assert_allclose(jf(T(a)).item(), ref, rtol=1e-11)
+        np.testing.assert_allclose(jg(T(a)).numpy(), ref_g, rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(gj(T(a)).numpy(), ref_g, rtol=1e-9, atol=1e-11)
+        # grad = dL/dRe + i dL/dIm, so the directional derivative along t is Re <g, t>
+        fd = _fd_directional(jf, a, t)
+        np.testing.assert_allclose(np.real(np.vdot(jg(T(a)).numpy(), t)), fd, rtol=1e-6,
+                                   atol=1e-7)
+    assert jf.traces == 1
+
+
 def _hvp_program(a):
     u, s, vh = svd(a)
     x = tf.concatenate([s, s[:1]])
