@@ -528,6 +528,8 @@ def size_range(d) -> tuple:
 def decide(a, op: str, b):
     """``a op b`` (``op`` one of == != < <= > >=) when it holds, or fails, for every value the
     run could produce; ``None`` when that depends on the run."""
+    if a.__class__ is int and b.__class__ is int:
+        return _INT_OPS[op](a, b)
     d = a - b
     if op == ">=" and isinstance(d, Sym) and d.range()[0] >= 0:  # the common question
         return True
@@ -606,6 +608,10 @@ def _prove_nonneg(e, depth: int = 6) -> bool:
     return False
 
 
+_INT_OPS = {"==": int.__eq__, "!=": int.__ne__, "<": int.__lt__, "<=": int.__le__,
+            ">": int.__gt__, ">=": int.__ge__}
+
+
 def _decided(a, op, b):
     if _poly_or_none(b) is None:
         return NotImplemented
@@ -629,8 +635,9 @@ def same_size(a, b) -> bool:
 
 
 def same_shape(s1, s2) -> bool:
-    """Structural equality of two shapes (never raises)."""
-    return len(s1) == len(s2) and all(same_size(a, b) for a, b in zip(s1, s2))
+    """Structural equality of two shapes (never raises). Plain tuple equality: comparisons
+    made from library code are structural (see ``Sym.__eq__``), and this keeps ints fast."""
+    return tuple(s1) == tuple(s2)
 
 
 def is_one(d) -> bool:

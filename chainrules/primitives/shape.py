@@ -15,12 +15,13 @@ from ._checks import check_axes
 _prod = size_of
 
 
-def _holds(op: str, a, rel: str, b, what: str) -> None:
-    """Check the size relation ``a rel b``; refuse it when false, or when only the run could
-    tell (a run-time size on either side)."""
+def _holds(op: str, a, rel: str, b, x, ax, what: str) -> None:
+    """Check the size relation ``a rel b`` for axis ``ax`` of ``x``; refuse it when false, or
+    when only the run could tell (a run-time size on either side)."""
     r = decide(a, rel, b)
     if r is True:
         return
+    what = f"axis {ax} of {x}: {what}"
     if r is None:
         raise ShapeError(
             f"{op}: cannot check {what} ({a} {rel} {b}) before run time: it involves a size "
@@ -149,9 +150,12 @@ def _slice_aval(x, *, start_indices, limit_indices, strides):
     for ax, (s, lim, st, d) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
         if isinstance(st, Sym) or st < 1:
             raise ShapeError(f"slice: axis {ax} of {x}: stride ({st}) must be a static int >= 1.")
-        _holds("slice", s, ">=", 0, f"axis {ax} of {x}: start >= 0")
-        _holds("slice", s, "<=", lim, f"axis {ax} of {x}: start <= limit")
-        _holds("slice", lim, "<=", d, f"axis {ax} of {x}: limit <= size")
+        if s.__class__ is int and lim.__class__ is int and d.__class__ is int and (
+                0 <= s <= lim <= d):
+            continue  # static and fine: the common case
+        _holds("slice", s, ">=", 0, x, ax, "start >= 0")
+        _holds("slice", s, "<=", lim, x, ax, "start <= limit")
+        _holds("slice", lim, "<=", d, x, ax, "limit <= size")
     out = tuple(_slice_len(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))
     return ShapedArray(out, x.dtype)
 

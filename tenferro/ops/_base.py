@@ -63,22 +63,30 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
         for s in shapes:
             if -i <= len(s):
                 d = s[i]
+                if d.__class__ is int and size.__class__ is int:  # static: the common case
+                    if d != 1:
+                        if size != 1 and d != size:
+                            _not_broadcastable(op, shapes, i, size, d)
+                        size = d
+                    continue
                 if not is_one(d):
                     if not is_one(size) and decide(d, "==", size) is not True:
-                        desc = " and ".join(str(tuple(s)) for s in shapes)
-                        dyn = isinstance(d, Sym) or isinstance(size, Sym)
-                        raise ShapeError(
-                            f"{op}: shapes {desc} cannot be broadcast together (axis {i}: "
-                            f"{size} vs {d}). Reshape or expand_dims one operand so the trailing "
-                            f"axes match." + (
-                                " A size known only at run time (e.g. an SVD rank chosen by a "
-                                "cutoff) broadcasts only against 1 or the same size, even if "
-                                "it might be 1 at run time; pass max_rank= for a static rank."
-                                if dyn else "")
-                        )
+                        _not_broadcastable(op, shapes, i, size, d)
                     size = d
         out.append(size)
     return tuple(out)
+
+
+def _not_broadcastable(op, shapes, i, size, d):
+    desc = " and ".join(str(tuple(s)) for s in shapes)
+    dyn = isinstance(d, Sym) or isinstance(size, Sym)
+    raise ShapeError(
+        f"{op}: shapes {desc} cannot be broadcast together (axis {i}: {size} vs {d}). Reshape "
+        f"or expand_dims one operand so the trailing axes match." + (
+            " A size known only at run time (e.g. an SVD rank chosen by a cutoff) broadcasts "
+            "only against 1 or the same size, even if it might be 1 at run time; pass "
+            "max_rank= for a static rank." if dyn else "")
+    )
 
 
 def as_dim(d):

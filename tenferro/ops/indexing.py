@@ -95,6 +95,9 @@ def _sign(v, op="indexing") -> bool:
 def slice_indices(i: slice, d):
     """``slice.indices(d)`` for a size ``d`` that may be known only at run time: the same
     ``(start, stop, step)`` for ints; symbolic bounds (``k - 1``, ``min(2, k)``) otherwise."""
+    if d.__class__ is int and all(v is None or v.__class__ is int for v in
+                                  (i.start, i.stop, i.step)):
+        return i.indices(d)  # the eager fast path
     st = 1 if i.step is None else i.step
     if isinstance(st, Sym) or not isinstance(st, (int, np.integer)):
         raise ShapeError(f"indexing: slice steps must be static ints, got {i.step!r}.")
@@ -116,6 +119,10 @@ def slice_indices(i: slice, d):
 
 def _index(ii, d, axis):
     """A static integer index into an axis of size ``d`` (maybe run-time), from 0."""
+    if d.__class__ is int and ii.__class__ is int:  # the eager fast path
+        if not -d <= ii < d:
+            raise ShapeError(f"index {ii} is out of bounds for axis {axis} with size {d}.")
+        return ii % d
     ok = decide(ii, ">=", -d), decide(ii, "<", d)
     if False in ok:
         raise ShapeError(f"index {ii} is out of bounds for axis {axis} with size {d}.")
@@ -149,8 +156,12 @@ def getitem(x, idx) -> Tensor:
             s, e, st = slice_indices(i, d)
             if st < 0:
                 # reversed slice: take the forward range, then flip
-                n = sym_max(0, floordiv(s - e - st - 1, -st))
-                nonempty = decide(n, ">=", 1)
+                if s.__class__ is int and e.__class__ is int:
+                    n = len(range(s, e, st))
+                    nonempty = n >= 1
+                else:
+                    n = sym_max(0, floordiv(s - e - st - 1, -st))
+                    nonempty = decide(n, ">=", 1)
                 if nonempty is None:
                     raise ShapeError(
                         f"indexing: the reversed slice {i} of axis {axis} (size {d}) may be "

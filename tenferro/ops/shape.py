@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from chainrules import primitives as P
-from chainrules.symbolic import Sym, decide, is_one, same_shape, same_size, sym_max
+from chainrules.symbolic import Sym, decide, same_shape, same_size, sym_max
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
@@ -25,13 +25,13 @@ def reshape(x, shape) -> Tensor:
     shape = _as_shape(shape)
     if same_shape(shape, x.shape):
         return x
-    holes = [i for i, d in enumerate(shape) if same_size(d, -1)]
-    if len(holes) > 1:
+    if shape.count(-1) > 1:  # structural comparisons (see chainrules.symbolic)
         raise ShapeError(f"reshape: only one -1 allowed, got {shape}.")
-    if holes:
+    if -1 in shape:
+        hole = shape.index(-1)
         known = 1
         for i, d in enumerate(shape):
-            if i != holes[0]:
+            if i != hole:
                 known *= d
         if same_size(known, 0) or not _divides(known, x.size):
             dyn = (" (whether it divides is known only at run time; pass max_rank= for a "
@@ -40,7 +40,7 @@ def reshape(x, shape) -> Tensor:
             raise ShapeError(
                 f"reshape: cannot reshape {x.shape} (size {x.size}) into {shape}{dyn}."
             )
-        shape = tuple(x.size // known if i == holes[0] else d for i, d in enumerate(shape))
+        shape = tuple(x.size // known if i == hole else d for i, d in enumerate(shape))
     return bind(P.reshape_p, x, new_sizes=shape)
 
 
@@ -109,7 +109,8 @@ def squeeze(x, axis=None) -> Tensor:
     traced result could not have eager's rank. Name the axes with ``axis=`` instead."""
     x = tensor_of(x)
     if axis is None:
-        axes = [i for i, d in enumerate(x.shape) if _is_unit("squeeze", x, i, d, None)]
+        axes = [i for i, d in enumerate(x.shape) if d.__class__ is int and d == 1
+                or isinstance(d, Sym) and _is_unit("squeeze", x, i, d, None)]
     else:
         axes = normalize_axes("squeeze", axis, x.ndim)
         for a in axes:
@@ -119,8 +120,8 @@ def squeeze(x, axis=None) -> Tensor:
 
 
 def _is_unit(op, x, a, d, axis) -> bool:
-    if is_one(d) or not isinstance(d, Sym):
-        return is_one(d)
+    if not isinstance(d, Sym):
+        return d == 1
     r = decide(d, "==", 1)
     if r is None:
         fix = ("pass axis= naming the axes to drop (sizes known only at run time are kept)"
