@@ -5,9 +5,10 @@ data. In traced graphs such a size is a ``Sym``: an integer polynomial ``sum c *
 whose atoms are run-time *symbols* (each ``1 <= k <= bound``) or the non-polynomial operations
 shapes need (``a // b``, ``min(a, b)``, ``max(a, b)``). Sums, differences and products stay
 exact and canonical, so ``S[1:]`` has length ``k - 1`` and ``concatenate([S, S[:1]])`` has
-length ``k + 1``. Each expression knows a range ``[lo, hi]`` (interval arithmetic over the
-symbols' ranges), which decides comparisons: ``k + 1 != k``, ``k >= 1``, ``2*k != 1``. A
-comparison the range cannot decide raises ``ShapeError`` instead of guessing.
+length ``k + 1``. ``decide`` settles a comparison when it holds (or fails) for every value the
+symbols can take (``k + 1 != k``, ``k >= 1``, ``2*k != 1``, ``min(2, k) <= k``): interval
+arithmetic, exact splitting of min/max, and, for small bounds, evaluating every case. A
+comparison it cannot settle raises ``ShapeError`` instead of guessing.
 
 Equality has two faces. Code in ``tenferro``/``chainrules`` compares shapes *structurally*
 (``(k, 3) == (k, 3)``; different expressions are different shapes, which is what dict keys,
@@ -230,8 +231,8 @@ class Sym:
         return self
 
     def __sub__(self, other):
-        if other.__class__ is int:
-            return self + (-other)
+        if isinstance(other, numbers.Integral):
+            return self + (-int(other))
         return self + (-other) if isinstance(other, Sym) else NotImplemented
 
     def __rsub__(self, other):
@@ -392,9 +393,7 @@ def _mono_mul(m1, m2):
 def _poly_or_none(x):
     if isinstance(x, Sym):
         return dict(x._poly)
-    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
-        return {(): int(x)} if x else {}
-    if isinstance(x, bool):
+    if isinstance(x, numbers.Integral):  # ints, NumPy ints and bools
         return {(): int(x)} if x else {}
     return None
 
