@@ -6,7 +6,7 @@ import numpy as np
 
 from chainrules import primitives as P
 from chainrules.dtypes import inexact_dtype
-from chainrules.symbolic import Sym
+from chainrules.symbolic import Sym, decide, is_one, same_shape
 
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, as_eager
@@ -26,6 +26,10 @@ def tensor_of(x, like: Tensor | None = None, dtype=None) -> Tensor:
     their derivatives are kept (``[x, 2 * x]`` is differentiable in ``x``)."""
     if isinstance(x, Tensor):
         return x if dtype is None else astype(x, dtype)
+    if isinstance(x, Sym):
+        dt = np.dtype(dtype) if dtype is not None else (
+            np.result_type(like.dtype, 0) if like is not None else np.dtype(np.int64))
+        return size_tensor(x, dt, like.device if like is not None else None)
     if like is not None and is_scalar(x):
         dt = np.dtype(dtype) if dtype is not None else np.result_type(like.dtype, x)
         return full((), x, dt, like.device)
@@ -89,6 +93,8 @@ def to_inexact(x: Tensor) -> Tensor:
 
 
 def broadcast_shapes(op: str, *shapes) -> tuple:
+    """NumPy broadcasting. A run-time size broadcasts only against 1 or a size known to be
+    equal: traced code cannot depend on whether it turns out to be 1."""
     nd = max(len(s) for s in shapes)
     out = []
     for i in range(-nd, 0):
@@ -96,17 +102,30 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
         for s in shapes:
             if -i <= len(s):
                 d = s[i]
-                if d != 1:
-                    if size != 1 and d != size:
-                        desc = " and ".join(str(tuple(s)) for s in shapes)
-                        raise ShapeError(
-                            f"{op}: shapes {desc} cannot be broadcast together (axis {i}: "
-                            f"{size} vs {d}). Reshape or expand_dims one operand so the trailing "
-                            f"axes match."
-                        )
+                if d.__class__ is int and size.__class__ is int:  # static: the common case
+                    if d != 1:
+                        if size != 1 and d != size:
+                            _not_broadcastable(op, shapes, i, size, d)
+                        size = d
+                    continue
+                if not is_one(d):
+                    if not is_one(size) and decide(d, "==", size) is not True:
+                        _not_broadcastable(op, shapes, i, size, d)
                     size = d
         out.append(size)
     return tuple(out)
+
+
+def _not_broadcastable(op, shapes, i, size, d):
+    desc = " and ".join(str(tuple(s)) for s in shapes)
+    dyn = isinstance(d, Sym) or isinstance(size, Sym)
+    raise ShapeError(
+        f"{op}: shapes {desc} cannot be broadcast together (axis {i}: {size} vs {d}). Reshape "
+        f"or expand_dims one operand so the trailing axes match." + (
+            " A size known only at run time (e.g. an SVD rank chosen by a cutoff) broadcasts "
+            "only against 1 or the same size, even if it might be 1 at run time; pass "
+            "max_rank= for a static rank." if dyn else "")
+    )
 
 
 def as_dim(d):
@@ -114,15 +133,24 @@ def as_dim(d):
     return d if isinstance(d, Sym) else int(d)
 
 
+def size_tensor(n, dtype, device=None) -> Tensor:
+    """A size as a 0-d tensor. A run-time size is counted at run time (the sum of ``n`` ones:
+    no parameter of the graph then needs the value before it runs, so nothing folds it)."""
+    if not isinstance(n, Sym):
+        return full((), n, dtype, device)
+    ones = full((n,), 1, dtype, device)
+    return bind(P.reduce_sum_p, ones, axes=(0,))
+
+
 def broadcast_to(x, shape) -> Tensor:
     x = tensor_of(x)
     shape = tuple(as_dim(d) for d in shape)
-    if x.shape == shape:
+    if same_shape(x.shape, shape):
         return x
     nd = len(shape)
     if x.ndim > nd:
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to fewer axes {shape}.")
-    if broadcast_shapes("broadcast_to", x.shape, shape) != shape:
+    if not same_shape(broadcast_shapes("broadcast_to", x.shape, shape), shape):
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}.")
     return bind(
         P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=tuple(range(nd - x.ndim, nd))
@@ -137,15 +165,17 @@ def operands(op: str, *xs):
         tensors = list(xs)
     elif len(tensors) < len(xs):
         xs = tuple(
-            x if isinstance(x, Tensor) or is_scalar(x) else tensor_of(x, like=tensors[0])
+            x if isinstance(x, (Tensor, Sym)) or is_scalar(x) else tensor_of(x, like=tensors[0])
             for x in xs
         )
         tensors = [x for x in xs if isinstance(x, Tensor)]
     dt = tensors[0].dtype
     if any(t.dtype != dt for t in tensors[1:]) or len(tensors) < len(xs):
-        dt = np.result_type(*[x.dtype if isinstance(x, Tensor) else x for x in xs])
+        # a run-time size is a Python int to promotion (weak)
+        dt = np.result_type(*[x.dtype if isinstance(x, Tensor) else 0 if isinstance(x, Sym)
+                              else x for x in xs])
     shape = tensors[0].shape
-    if any(t.shape != shape for t in tensors[1:]):
+    if any(not same_shape(t.shape, shape) for t in tensors[1:]):
         shape = broadcast_shapes(op, *[t.shape for t in tensors])
     out = []
     ref = tensors[0]
@@ -153,8 +183,10 @@ def operands(op: str, *xs):
         if isinstance(x, Tensor):
             if x.dtype != dt:
                 x = astype(x, dt)
-            if x.shape != shape:
+            if not same_shape(x.shape, shape):
                 x = broadcast_to(x, shape)
+        elif isinstance(x, Sym):
+            x = broadcast_to(size_tensor(x, dt, ref.device), shape)
         else:
             if isinstance(x, (bool, np.bool_)) and dt.kind != "b":
                 x = int(x)

@@ -7,12 +7,13 @@ import threading
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.symbolic import Sym, floordiv, sym_max
 
 from ..backends import backend_of_array, get_backend
 from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
-from ..errors import DTypeError
+from ..errors import DTypeError, ShapeError
 from ._base import as_dim, astype, first_tensor, tensor_of
 from .misc import copy, to_device
 
@@ -70,7 +71,7 @@ def full(shape, fill_value, dtype=None, device=None) -> Tensor:
             dtype = np.dtype(np.int64)
         elif isinstance(fill_value, complex):
             dtype = np.dtype(np.complex128)
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
+    shape = (as_dim(shape),) if isinstance(shape, (int, np.integer, Sym)) else tuple(
         as_dim(d) for d in shape)
     return bind(P.full_p, shape=shape, value=fill_value, dtype=np.dtype(dtype), device=device)
 
@@ -97,12 +98,26 @@ def ones_like(x, dtype=None) -> Tensor:
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    """Evenly spaced values in [start, stop) (NumPy's ``arange``). ``stop`` may be a size
+    known only at run time (e.g. ``arange(s.shape[0])`` under ``jit``) when start and step are
+    integers."""
     if stop is None:
         start, stop = 0, start
-    n = max(0, int(np.ceil((stop - start) / step)))
+    if isinstance(start, Sym) or isinstance(stop, Sym):
+        if not all(isinstance(v, (int, np.integer, Sym)) for v in (start, stop, step)):
+            raise ShapeError("arange: with a run-time size, start, stop and step must be integers.")
+        step = int(step)
+        if step <= 0:
+            raise ShapeError("arange: with a run-time size the step must be positive.")
+        n = sym_max(0, floordiv(stop - start + (step - 1), step))
+    else:
+        n = max(0, int(np.ceil((stop - start) / step)))
     if dtype is None:
-        dtype = np.result_type(start, stop, step)
-        dtype = np.dtype(np.int64) if dtype.kind in "iu" else float64
+        if isinstance(n, Sym):  # all integers (checked above)
+            dtype = np.dtype(np.int64)
+        else:
+            dtype = np.result_type(start, stop, step)
+            dtype = np.dtype(np.int64) if dtype.kind in "iu" else float64
     dtype = np.dtype(dtype)
     i = bind(P.iota_p, shape=(n,), dimension=0, dtype=dtype, device=device)
     if step != 1:

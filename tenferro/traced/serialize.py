@@ -25,7 +25,7 @@ import numpy as np
 
 from chainrules import PRIMITIVES
 from chainrules.core import ShapedArray, out_avals
-from chainrules.symbolic import Sym, bound_of
+from chainrules.symbolic import Sym, bound_of, encode_size, floordiv, sym_max, sym_min
 
 from ..core.calls import StagedJVPCall, StagedVJPCall, _Staged
 from ..core.eager import EagerTensor
@@ -101,9 +101,9 @@ class _Encoder:
         if v is None or isinstance(v, str):
             return v
         if isinstance(v, Sym):
-            for k, _ in v.terms:
-                self.bounds[k] = bound_of(Sym(1, ((k, 1),)))
-            return {"sym": [v.coef, [[k, e] for k, e in v.terms]]}
+            for k in v.symbols():
+                self.bounds[k] = bound_of(Sym.make(1, {k: 1}))
+            return encode_size(v)
         if isinstance(v, _Staged):
             return {"call": self.call(v)}
         raise GraphError(f"save: cannot encode parameter value {v!r} of type {type(v).__name__}")
@@ -369,7 +369,7 @@ def _same(a, b) -> bool:
 def _symbols(value, out: set) -> set:
     """The run-time symbols mentioned anywhere in a decoded parameter value."""
     if isinstance(value, Sym):
-        out.update(k for k, _ in value.terms)
+        out.update(value.symbols())
     elif isinstance(value, tuple):
         for v in value:
             _symbols(v, out)
@@ -462,6 +462,57 @@ class _Decoder:
             seen.add(k)
             out = out * self.symbol(k) ** e
         return out
+
+    def symexpr(self, payload, where, depth):
+        """A run-time size that is not a monomial: a sum of terms ``coef * atom^e * ...``
+        whose atoms are symbols or ``{"op": floordiv|min|max, "args": [size, size]}``."""
+        terms = self.list(payload, where)
+        if not 1 <= len(terms) <= MAX_RANK:
+            self.fail(where, f"a run-time size has 1 to {MAX_RANK} terms, not {len(terms)}")
+        total = 0
+        for i, t in enumerate(terms):
+            t = self.list(t, f"{where}[{i}]")
+            if len(t) != 2:
+                self.fail(f"{where}[{i}]", "a term is [coefficient, [[atom, exponent], ...]]")
+            term = self.int(t[0], f"{where}[{i}][0]", -self.max_elements, self.max_elements)
+            mono = self.list(t[1], f"{where}[{i}][1]")
+            if len(mono) > MAX_RANK:
+                self.fail(f"{where}[{i}]", f"more than {MAX_RANK} factors")
+            for j, f in enumerate(mono):
+                f = self.list(f, f"{where}[{i}][1][{j}]")
+                if len(f) != 2:
+                    self.fail(f"{where}[{i}][1][{j}]", "expected [atom, exponent]")
+                e = self.int(f[1], f"{where}[{i}][1][{j}][1]", 1, MAX_SYM_EXPONENT)
+                term = term * self.atom(f[0], f"{where}[{i}][1][{j}][0]", depth + 1) ** e
+            total = total + term
+        return total
+
+    def atom(self, raw, where, depth):
+        if depth > MAX_VALUE_DEPTH:
+            self.fail(where, f"the run-time size nests deeper than {MAX_VALUE_DEPTH} levels")
+        if type(raw) is int:
+            return self.symbol(self.int(raw, where))
+        a = self.obj(raw, where, ("op", "args"))
+        ops = {"floordiv": floordiv, "min": sym_min, "max": sym_max}
+        if a["op"] not in ops:
+            self.fail(f"{where}.op", f"unknown size operation {_describe(a['op'])}")
+        args = self.list(a["args"], f"{where}.args")
+        if len(args) != 2:
+            self.fail(f"{where}.args", "a size operation takes two sizes")
+        x, y = (self.size(v, f"{where}.args[{i}]", depth + 1) for i, v in enumerate(args))
+        try:
+            return ops[a["op"]](x, y)
+        except (ArithmeticError, ValueError) as e:  # ShapeError is a ValueError
+            self.fail(where, f"invalid size operation ({e})")
+
+    def size(self, raw, where, depth):
+        """A size inside a run-time size expression: an int, or an encoded run-time size."""
+        if type(raw) is int:
+            return self.int(raw, where, 0, self.max_elements)
+        if type(raw) is dict and len(raw) == 1 and set(raw) <= {"sym", "symexpr"}:
+            ((tag, payload),) = raw.items()
+            return (self.sym if tag == "sym" else self.symexpr)(payload, f"{where}.{tag}", depth)
+        self.fail(where, f"expected a size, got {_describe(raw)}")
 
     # ------------------------------------------------------------ parameter values
     def value(self, raw, where, depth=0):
@@ -559,7 +610,8 @@ class _Decoder:
             self.vars, self.produced = outer
         return program
 
-    _TAGS = {"tuple": _tuple, "dtype": _dtype, "complex": _complex, "sym": sym, "call": _call}
+    _TAGS = {"tuple": _tuple, "dtype": _dtype, "complex": _complex, "sym": sym,
+             "symexpr": symexpr, "call": _call}
 
     # ------------------------------------------------------------------- values
     def new_var(self, raw, where, static=False) -> Var:
@@ -573,10 +625,10 @@ class _Decoder:
         shape = []
         for j, d in enumerate(dims):
             w = f"{where}.shape[{j}]"
-            if type(d) is dict and set(d) == {"sym"}:
+            if type(d) is dict and len(d) == 1 and set(d) <= {"sym", "symexpr"}:
                 if static:
                     self.fail(w, "inputs and constants must have static sizes")
-                shape.append(self.sym(d["sym"], w, 0))
+                shape.append(self.size(d, w, 0))
             elif type(d) is int and 0 <= d <= self.max_elements:
                 shape.append(d)
             else:

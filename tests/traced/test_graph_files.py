@@ -494,12 +494,12 @@ def test_concurrent_saves_and_loads_do_not_mix_graphs(tmp_path, rng):
     errors = []
 
     def work(k):
-        g, args = jobs[k]
-        want = [np.asarray(x.numpy()) for x in tree_leaves(g(*args))]
-        bounds = [bound_of(d) for v in g.out_avals for d in v.shape]
-        own = {str(k): bound_of(Sym(1, ((k, 1),))) for e in g.eqns for v in e.outputs
-               for d in v.aval.shape if isinstance(d, Sym) for k, _ in d.terms}
         try:
+            g, args = jobs[k]
+            want = [np.asarray(x.numpy()) for x in tree_leaves(g(*args))]
+            bounds = [bound_of(d) for v in g.out_avals for d in v.shape]
+            own = {str(s): bound_of(Sym.make(1, {s: 1})) for e in g.eqns for v in e.outputs
+                   for d in v.aval.shape if isinstance(d, Sym) for s in d.symbols()}
             for rep in range(25):
                 path = tmp_path / f"t{k}_{rep}.tfg"
                 g.save(path)
