@@ -40,7 +40,8 @@ CHECK = os.environ.get("TENFERRO_CHECK", "0") not in ("", "0")
 class EagerTensor(Tensor):
     """A concrete array on a device, optionally recording operations for ``backward()``."""
 
-    __slots__ = ("_value", "_backend", "_node", "_index", "_grad", "_version", "__weakref__")
+    __slots__ = ("_value", "_backend", "_node", "_index", "_grad", "_version", "_view_of",
+                 "__weakref__")
 
     def __init__(self, *args, **kwargs):
         # tensors are made by _wrap (construction is hot); users call tenferro.tensor
@@ -192,7 +193,11 @@ class EagerTensor(Tensor):
         return None if n is None or n.is_leaf else n
 
     def detach(self) -> EagerTensor:
-        return _wrap(self._value, self._backend)
+        """The same values without history: a new leaf (in-place updates of it are refused:
+        they would not reach this tensor, as they would through PyTorch's detach)."""
+        out = _wrap(self._value, self._backend)
+        out._view_of = "detach()"
+        return out
 
     def clone(self) -> EagerTensor:
         return _tensor_mod._ops.copy(self)  # the Tensor surface forwards to tenferro.ops

@@ -10,7 +10,7 @@ from chainrules.symbolic import Sym, decide, is_one, same_shape
 
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, as_eager
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, mark_view
 from ..errors import ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
@@ -152,9 +152,10 @@ def broadcast_to(x, shape) -> Tensor:
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to fewer axes {shape}.")
     if not same_shape(broadcast_shapes("broadcast_to", x.shape, shape), shape):
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}.")
-    return bind(
+    out = bind(
         P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=tuple(range(nd - x.ndim, nd))
     )
+    return mark_view(out, x, "broadcast_to")
 
 
 def operands(op: str, *xs):

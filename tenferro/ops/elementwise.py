@@ -11,7 +11,7 @@ from chainrules.dtypes import is_complex
 
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, mark_view
 from ..errors import DTypeError
 from ._base import is_scalar, operands, tensor_of, to_inexact
 
@@ -127,14 +127,16 @@ def conj(x) -> Tensor:
 
 
 def real(x) -> Tensor:
+    """Real part (a real tensor is its own real part)."""
     x = tensor_of(x)
-    return bind(P.real_p, x) if is_complex(x.dtype) else x
+    return mark_view(bind(P.real_p, x), x, "real") if is_complex(x.dtype) else x
 
 
 def imag(x) -> Tensor:
+    """Imaginary part (zeros for a real tensor)."""
     x = tensor_of(x)
     if is_complex(x.dtype):
-        return bind(P.imag_p, x)
+        return mark_view(bind(P.imag_p, x), x, "imag")
     return bind(P.full_p, shape=x.shape, value=0, dtype=x.dtype, device=x.device)
 
 

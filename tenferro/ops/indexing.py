@@ -11,7 +11,7 @@ from chainrules.symbolic import Sym, decide, floordiv, same_shape, size_of, sym_
 
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
-from ..core.tensor import Tensor
+from ..core.tensor import IndexView, Tensor, mark_view
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ._base import broadcast_shapes, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, less, multiply, where
@@ -135,7 +135,11 @@ def _index(ii, d, axis):
 
 
 def getitem(x, idx) -> Tensor:
+    """``x[idx]`` with NumPy semantics (basic and advanced indexing, ``None``, ``...``,
+    negative indices, boolean masks). A basic-indexing result is a view for in-place updates:
+    they write through to ``x`` (see ``Tensor._update``)."""
     x = tensor_of(x)
+    raw_idx = idx
     idx = _normalize(idx, x)
     has_array = any(_is_array_index(i) for i in idx)
     # Pass 1: slices, None, and (without array indices) integers.
@@ -213,9 +217,9 @@ def getitem(x, idx) -> Tensor:
             shape.append(y.shape[pos])
             pos += 1
     y = reshape(y, shape)
-    if adv:
-        y = _advanced(y, adv)
-    return y
+    if adv:  # advanced indexing copies (NumPy too): in-place updates of it are fine
+        return _advanced(y, adv)
+    return mark_view(y, x, IndexView(x, raw_idx))
 
 
 def _advanced(y, adv):

@@ -8,7 +8,7 @@ from chainrules import primitives as P
 from chainrules.symbolic import Sym, decide, same_shape, same_size, sym_max
 
 from ..core.dispatch import bind
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, mark_view
 from ..errors import ShapeError
 from ._base import as_dim, astype, normalize_axes, normalize_axis, tensor_of
 
@@ -41,7 +41,7 @@ def reshape(x, shape) -> Tensor:
                 f"reshape: cannot reshape {x.shape} (size {x.size}) into {shape}{dyn}."
             )
         shape = tuple(x.size // known if i == hole else d for i, d in enumerate(shape))
-    return bind(P.reshape_p, x, new_sizes=shape)
+    return mark_view(bind(P.reshape_p, x, new_sizes=shape), x, "reshape")
 
 
 def _divides(known, size) -> bool:
@@ -66,7 +66,7 @@ def transpose(x, axes=None) -> Tensor:
             raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {x.ndim} axes.")
     if perm == tuple(range(x.ndim)):
         return x
-    return bind(P.transpose_p, x, permutation=perm)
+    return mark_view(bind(P.transpose_p, x, permutation=perm), x, "transpose")
 
 
 permute_dims = transpose
@@ -222,7 +222,8 @@ def diagonal(x, offset=0, axis1=0, axis2=1) -> Tensor:
     if a1 == a2:
         raise ShapeError("diagonal: axis1 and axis2 must differ.")
     rest = [i for i in range(x.ndim) if i not in (a1, a2)]
-    return bind(P.diagonal_p, transpose(x, rest + [a1, a2]), offset=int(offset))
+    return mark_view(bind(P.diagonal_p, transpose(x, rest + [a1, a2]), offset=int(offset)), x,
+                     "diagonal")
 
 
 def diag_embed(x, offset=0) -> Tensor:
