@@ -449,10 +449,13 @@ def enable_grad():
 
 
 def set_grad_enabled(mode: bool):
+    """Context manager / decorator turning recording on or off (``no_grad``/``enable_grad``
+    with an argument)."""
     return _GradMode(bool(mode))
 
 
 def is_grad_enabled() -> bool:
+    """Whether operations on tensors that require grad are being recorded (per thread)."""
     return state.grad_enabled
 
 

@@ -15,6 +15,9 @@ _ops = None  # tenferro.ops, set when it is imported (it needs this module first
 
 
 class Tensor:
+    """The surface shared by eager tensors, traced tensors and the values of transformations:
+    NumPy/PyTorch-style operators and methods, forwarding to ``tenferro``'s functions."""
+
     __slots__ = ()
     __array_ufunc__ = None  # make NumPy defer to our reflected operators
     __array_priority__ = 1000

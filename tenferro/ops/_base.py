@@ -92,9 +92,15 @@ def to_inexact(x: Tensor) -> Tensor:
     return x if d.kind in "fc" else astype(x, inexact_dtype(d))
 
 
-def broadcast_shapes(op: str, *shapes) -> tuple:
-    """NumPy broadcasting. A run-time size broadcasts only against 1 or a size known to be
-    equal: traced code cannot depend on whether it turns out to be 1."""
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape ``shapes`` broadcast together (NumPy's ``broadcast_shapes``); raises a
+    ``ShapeError`` naming the axis that cannot broadcast."""
+    return broadcast_shapes_of("broadcast_shapes", *shapes)
+
+
+def broadcast_shapes_of(op: str, *shapes) -> tuple:
+    """NumPy broadcasting, errors naming ``op``. A run-time size broadcasts only against 1 or
+    a size known to be equal: traced code cannot depend on whether it turns out to be 1."""
     nd = max(len(s) for s in shapes)
     out = []
     for i in range(-nd, 0):
@@ -143,6 +149,7 @@ def size_tensor(n, dtype, device=None) -> Tensor:
 
 
 def broadcast_to(x, shape) -> Tensor:
+    """``x`` broadcast to ``shape`` (NumPy rules). Its transpose sums over the broadcast axes."""
     x = tensor_of(x)
     shape = tuple(as_dim(d) for d in shape)
     if same_shape(x.shape, shape):
@@ -150,7 +157,7 @@ def broadcast_to(x, shape) -> Tensor:
     nd = len(shape)
     if x.ndim > nd:
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to fewer axes {shape}.")
-    if not same_shape(broadcast_shapes("broadcast_to", x.shape, shape), shape):
+    if not same_shape(broadcast_shapes_of("broadcast_to", x.shape, shape), shape):
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}.")
     out = bind(
         P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=tuple(range(nd - x.ndim, nd))
@@ -177,7 +184,7 @@ def operands(op: str, *xs):
                               else x for x in xs])
     shape = tensors[0].shape
     if any(not same_shape(t.shape, shape) for t in tensors[1:]):
-        shape = broadcast_shapes(op, *[t.shape for t in tensors])
+        shape = broadcast_shapes_of(op, *[t.shape for t in tensors])
     out = []
     ref = tensors[0]
     for x in xs:

@@ -13,7 +13,7 @@ from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import IndexView, Tensor, mark_view
 from ..errors import ConcretizationError, DTypeError, ShapeError
-from ._base import broadcast_shapes, broadcast_to, normalize_axis, operands, tensor_of
+from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, less, multiply, where
 from .shape import flip, reshape, transpose
 
@@ -227,7 +227,7 @@ def _advanced(y, adv):
     axes = [a for a, _, _ in adv]
     idx = [_as_index_tensor(i, y) for _, _, i in adv]
     idx = [tensor_of(int(i), like=y) if isinstance(i, (int, np.integer)) else i for i in idx]
-    bshape = broadcast_shapes("indexing", *[i.shape for i in idx])
+    bshape = broadcast_shapes_of("indexing", *[i.shape for i in idx])
     adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
     front = axes[0] if adjacent else 0
     rest = [a for a in range(y.ndim) if a not in axes]

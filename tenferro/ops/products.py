@@ -9,7 +9,7 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ._base import broadcast_shapes, broadcast_to, normalize_axis, operands, tensor_of
+from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import conj
 from .shape import reshape
 
@@ -30,7 +30,7 @@ def _promote2(op, a, b):
 
 def broadcast_batch(op: str, a, b):
     """Broadcast the leading (batch) axes of two stacks of matrices against each other."""
-    batch = broadcast_shapes(op, a.shape[:-2], b.shape[:-2])
+    batch = broadcast_shapes_of(op, a.shape[:-2], b.shape[:-2])
     return broadcast_to(a, batch + a.shape[-2:]), broadcast_to(b, batch + b.shape[-2:])
 
 
@@ -101,11 +101,13 @@ def vdot(a, b) -> Tensor:
 
 
 def inner(a, b) -> Tensor:
+    """Inner product over the last axes (NumPy's ``inner``; no conjugation)."""
     a, b = tensor_of(a), tensor_of(b)
     return tensordot(a, b, ((a.ndim - 1,), (b.ndim - 1,)))
 
 
 def outer(a, b) -> Tensor:
+    """Outer product of two flattened tensors (NumPy's ``outer``)."""
     a, b = tensor_of(a), tensor_of(b)
     return tensordot(reshape(a, (-1,)), reshape(b, (-1,)), 0)
 

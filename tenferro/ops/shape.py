@@ -52,6 +52,7 @@ def _divides(known, size) -> bool:
 
 
 def ravel(x) -> Tensor:
+    """The tensor flattened to one axis."""
     return reshape(x, (-1,))
 
 
@@ -73,6 +74,7 @@ permute_dims = transpose
 
 
 def swapaxes(x, a, b) -> Tensor:
+    """Exchange axes ``a`` and ``b``."""
     x = tensor_of(x)
     a, b = normalize_axis("swapaxes", a, x.ndim), normalize_axis("swapaxes", b, x.ndim)
     perm = list(range(x.ndim))
@@ -81,6 +83,7 @@ def swapaxes(x, a, b) -> Tensor:
 
 
 def moveaxis(x, source, destination) -> Tensor:
+    """Move axes ``source`` to positions ``destination`` (NumPy's ``moveaxis``)."""
     x = tensor_of(x)
     src = normalize_axes("moveaxis", source, x.ndim)
     dst = normalize_axes("moveaxis", destination, x.ndim)
@@ -93,6 +96,7 @@ def moveaxis(x, source, destination) -> Tensor:
 
 
 def expand_dims(x, axis) -> Tensor:
+    """Insert size-1 axes at ``axis`` (an int or a tuple), NumPy semantics."""
     x = tensor_of(x)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     nd = x.ndim + len(axes)
@@ -135,6 +139,7 @@ def _is_unit(op, x, a, d, axis) -> bool:
 
 
 def atleast_1d(x) -> Tensor:
+    """The tensor with at least one axis (a 0-d tensor becomes shape (1,))."""
     x = tensor_of(x)
     return reshape(x, (1,)) if x.ndim == 0 else x
 
@@ -158,6 +163,7 @@ concat = concatenate
 
 
 def stack(xs, axis=0) -> Tensor:
+    """Join tensors of equal shape along a new axis ``axis`` (promoting dtypes as NumPy does)."""
     xs = [tensor_of(x) for x in xs]
     if not xs:
         raise ShapeError("stack: need at least one tensor.")
@@ -170,6 +176,8 @@ def stack(xs, axis=0) -> Tensor:
 
 
 def split(x, indices_or_sections, axis=0) -> list:
+    """Split along ``axis`` into equal sections (an int) or at the given indices (NumPy's
+    ``split``); returns a list."""
     x = tensor_of(x)
     ax = normalize_axis("split", axis, x.ndim)
     n = x.shape[ax]
@@ -198,6 +206,7 @@ def slice_axis(x, axis, start, stop, step=1) -> Tensor:
 
 
 def flip(x, axis=None) -> Tensor:
+    """Reverse the order of elements along ``axis`` (all axes by default)."""
     x = tensor_of(x)
     axes = normalize_axes("flip", axis, x.ndim)
     return bind(P.flip_p, x, axes=tuple(sorted(axes))) if axes else x
@@ -244,9 +253,11 @@ def diag(x, k=0) -> Tensor:
 
 
 def tril(x, k=0) -> Tensor:
+    """The lower triangle (on and below diagonal ``k``) of the last two axes; zeros elsewhere."""
     return bind(P.tril_p, tensor_of(x), k=int(k))
 
 
 def triu(x, k=0) -> Tensor:
+    """The upper triangle (on and above diagonal ``k``) of the last two axes; zeros elsewhere."""
     return bind(P.triu_p, tensor_of(x), k=int(k))
 
