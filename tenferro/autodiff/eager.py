@@ -17,6 +17,7 @@ import weakref
 
 from chainrules import ShapedArray
 
+from ..caches import BoundedCache
 from ..core.dispatch import state
 from ..core.eager import EVAL_TRACE, EagerTensor, _avals, _wrap, as_eager, no_grad
 from ..errors import GradientError, fmt_aval
@@ -75,7 +76,7 @@ class EagerTape(Tape):
     """The recorder's hooks for eager tensors, the fast primitive path, and ``backward``."""
 
     def __init__(self):
-        self._templates: dict = {}
+        self._templates = BoundedCache("eager tape templates", 8192)
         # node -> {output index: [hook, ...]}; weak, so hooks die with the graph
         self._hooks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -190,7 +191,8 @@ class EagerTape(Tape):
         tmpl = self._templates.get(key)
         if tmpl is None:
             nz = tuple(p is not None for p in parents)
-            tmpl = self._templates[key] = get_template(prim, params, _avals(vals, in_backend), nz)
+            tmpl = self._templates.put(key, get_template(prim, params, _avals(vals, in_backend),
+                                                         nz))
         if prim.multiple_results:
             outs = [_wrap(o, backend) for o in out]
             if True not in tmpl.nonzero_out:

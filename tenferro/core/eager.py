@@ -20,6 +20,7 @@ from chainrules.dtypes import is_inexact
 from chainrules.symbolic import Sym
 
 from ..backends import Backend, backend_of_array, get_backend
+from ..caches import BoundedCache
 from ..errors import (
     DeviceError,
     DTypeError,
@@ -29,6 +30,7 @@ from ..errors import (
     TenferroError,
     fmt_aval,
 )
+from ..ir.program import params_key
 from . import tensor as _tensor_mod
 from .dispatch import _EVAL_TRACE, Trace, state
 from .tensor import Tensor
@@ -305,6 +307,9 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
 
 
 # ------------------------------------------------------------------- the trace
+_VALIDATED = BoundedCache("eager validated signatures", 16384)
+
+
 class EvalTrace(Trace):
     """The base trace of eager mode: run each primitive's ``impl`` now."""
 
@@ -334,8 +339,16 @@ class EvalTrace(Trace):
                 recording = True
         if backend is None:
             backend = get_backend(params.get("device") or state.default_device)
-        if CHECK or prim.validate_eager:
-            expected = _check(prim, vals, params, backend)
+        if CHECK or prim.validate_eager:  # once per signature: abstract_eval is pure
+            try:
+                sig = (prim, params_key(params), backend, *[(v.shape, v.dtype) for v in vals])
+                expected = _VALIDATED.get(sig)
+            except TypeError:  # unhashable parameters: validate every call
+                sig = expected = None
+            if expected is None:
+                expected = _check(prim, vals, params, backend)
+                if sig is not None:
+                    _VALIDATED.put(sig, expected)
         try:
             out = prim.impl(backend.xp, *vals, **params)
         except TenferroError:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from chainrules import primitives as P
 from chainrules.dtypes import inexact_dtype
 from chainrules.symbolic import Sym, decide, is_one, same_shape
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
-from ..core.eager import EagerTensor, as_eager
+from ..core.eager import EagerTensor, _wrap, as_eager
 from ..core.tensor import Tensor, mark_view
 from ..errors import ShapeError
 
@@ -208,6 +211,46 @@ def normalize_axis(op: str, axis, ndim: int) -> int:
     if not -ndim <= a < max(ndim, 1):
         raise ShapeError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim}.")
     return a % ndim if ndim else 0
+
+
+def reduction_axes(op: str, axis, ndim: int) -> tuple:
+    """``normalize_axes`` sorted, cached per (op, axis, ndim): reductions call it per op."""
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    try:
+        return _reduction_axes(op, axis, ndim)
+    except TypeError:  # an unhashable axis: let normalize_axes name the problem
+        return tuple(sorted(normalize_axes(op, axis, ndim)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _reduction_axes(op, axis, ndim):
+    return tuple(sorted(normalize_axes(op, axis, ndim)))
+
+
+_SCALAR_CONSTANTS = BoundedCache("scalar operand constants", 4096)
+PY_SCALARS = (float, int, complex)
+
+
+def scalar_constant(like: EagerTensor, value):
+    """A Python number as a constant tensor of ``like``'s dtype, shape and device, when
+    NumPy's weak-scalar promotion keeps ``like``'s dtype (else ``None``): the operand of
+    ``x + 1.0`` without a dispatch per call. Cached by value (bounded); zero and NaN, whose
+    values a dict cannot tell apart, are not cached."""
+    v = like._value
+    dt = like.dtype  # NumPy's dtype object (the backend's may differ, e.g. array_api_strict)
+    kind, t = dt.kind, type(value)
+    if not (kind in "fc" if t is float else kind == "c" if t is complex
+            else (kind in "fc" or (kind in "iu" and dt.itemsize == 8)) if t is int else False):
+        return None
+    b = like._backend
+    if value != value or value == 0:
+        return _wrap(b.xp.constant(v.shape, value, dt), b)
+    key = (t, value, dt, v.shape, b)
+    c = _SCALAR_CONSTANTS.get(key)
+    if c is None:
+        c = _SCALAR_CONSTANTS.put(key, _wrap(b.xp.constant(v.shape, value, dt), b))
+    return c
 
 
 def normalize_axes(op: str, axis, ndim: int) -> tuple:

@@ -13,15 +13,21 @@ from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor, mark_view
 from ..errors import DTypeError
-from ._base import is_scalar, operands, tensor_of, to_inexact
+from ._base import PY_SCALARS, is_scalar, operands, scalar_constant, tensor_of, to_inexact
 
 
 def _binary(prim, name):
     def f(x, y):
-        if type(x) is EagerTensor and type(y) is EagerTensor and x._backend is y._backend:
-            vx, vy = x._value, y._value  # hot path: nothing to broadcast or promote
-            if vx.dtype == vy.dtype and vx.shape == vy.shape:
-                return bind(prim, x, y)
+        tx, ty = type(x), type(y)
+        if tx is EagerTensor:  # hot paths: nothing to broadcast or promote
+            if ty is EagerTensor and x._backend is y._backend:
+                vx, vy = x._value, y._value
+                if vx.dtype == vy.dtype and vx.shape == vy.shape:
+                    return bind(prim, x, y)
+            elif ty in PY_SCALARS and (c := scalar_constant(x, y)) is not None:
+                return bind(prim, x, c)
+        elif ty is EagerTensor and tx in PY_SCALARS and (c := scalar_constant(y, x)) is not None:
+            return bind(prim, c, y)
         a, b = operands(name, x, y)
         return bind(prim, a, b)
 
@@ -39,6 +45,10 @@ minimum = _binary(P.minimum_p, "minimum")
 
 def divide(x, y) -> Tensor:
     """True division (integers promote to float64)."""
+    if type(x) is EagerTensor and type(y) in PY_SCALARS and x.dtype.kind in "fc":
+        c = scalar_constant(x, y)
+        if c is not None:
+            return bind(P.div_p, x, c)
     a, b = operands("divide", x, y)
     if a.dtype.kind not in "fc":
         a, b = to_inexact(a), to_inexact(b)

@@ -9,7 +9,7 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import astype, normalize_axes, normalize_axis, tensor_of, to_inexact
+from ._base import astype, normalize_axes, normalize_axis, reduction_axes, tensor_of, to_inexact
 from .elementwise import abs, abs2, divide, exp, log, sqrt, subtract, where
 from .shape import reshape
 
@@ -28,15 +28,15 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
         x = astype(x, dtype)
     elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8):
         x = astype(x, np.int64)
-    axes = normalize_axes("sum", axis, x.ndim)
-    out = bind(P.reduce_sum_p, x, axes=tuple(sorted(axes))) if axes else x
+    axes = reduction_axes("sum", axis, x.ndim)
+    out = bind(P.reduce_sum_p, x, axes=axes) if axes else x
     return _keep(out, axes, x.shape, keepdims)
 
 
 def mean(x, axis=None, keepdims=False) -> Tensor:
     """Arithmetic mean over ``axis`` (all axes by default); integers promote to float64."""
     x = to_inexact(tensor_of(x))
-    axes = normalize_axes("mean", axis, x.ndim)
+    axes = reduction_axes("mean", axis, x.ndim)
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -48,16 +48,16 @@ def prod(x, axis=None, keepdims=False) -> Tensor:
     x = tensor_of(x)
     if x.dtype.kind == "b":
         x = astype(x, np.int64)
-    axes = normalize_axes("prod", axis, x.ndim)
-    out = bind(P.reduce_prod_p, x, axes=tuple(sorted(axes))) if axes else x
+    axes = reduction_axes("prod", axis, x.ndim)
+    out = bind(P.reduce_prod_p, x, axes=axes) if axes else x
     return _keep(out, axes, x.shape, keepdims)
 
 
 def _extremum(prim, name):
     def f(x, axis=None, keepdims=False):
         x = tensor_of(x)
-        axes = normalize_axes(name, axis, x.ndim)
-        out = bind(prim, x, axes=tuple(sorted(axes))) if axes else x
+        axes = reduction_axes(name, axis, x.ndim)
+        out = bind(prim, x, axes=axes) if axes else x
         return _keep(out, axes, x.shape, keepdims)
 
     f.__name__ = name
