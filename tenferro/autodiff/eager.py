@@ -162,9 +162,12 @@ class EagerTape(Tape):
         return ctx.raw  # stored outputs lack the history a create_graph backward needs
 
     # --------------------------------------------------------------- recording
-    def record_primitive(self, prim, params, args, vals, out, backend, in_backend) -> list:
-        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``)."""
-        pk = params_key(params)
+    def record_primitive(self, prim, params, args, vals, out, backend, in_backend,
+                         pk=None) -> list:
+        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``);
+        ``pk``: the params key if the caller computed it."""
+        if pk is None:
+            pk = params_key(params)
         if len(args) == 2:  # the common case, without building lists
             a, b = args
             va, vb = vals

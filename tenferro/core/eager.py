@@ -339,9 +339,11 @@ class EvalTrace(Trace):
                 recording = True
         if backend is None:
             backend = get_backend(params.get("device") or state.default_device)
+        pk = None
         if CHECK or prim.validate_eager:  # once per signature: abstract_eval is pure
             try:
-                sig = (prim, params_key(params), backend, *[(v.shape, v.dtype) for v in vals])
+                pk = params_key(params)
+                sig = (prim, pk, backend, *[(v.shape, v.dtype) for v in vals])
                 expected = _VALIDATED.get(sig)
             except TypeError:  # unhashable parameters: validate every call
                 sig = expected = None
@@ -362,7 +364,8 @@ class EvalTrace(Trace):
         if CHECK:
             _check_outputs(prim, out, expected, out_backend)
         if recording and state.grad_enabled:
-            return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend)
+            return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend,
+                                              pk)
         if prim.multiple_results:
             return [_wrap(o, out_backend) for o in out]
         return [_wrap(out, out_backend)]
