@@ -117,6 +117,9 @@ PROGRAMS = [
     Program("broadcast_in_dim", lambda x, y: x + y, ((3, 1), (4,))),
     Program("broadcast_to", lambda x: tf.broadcast_to(x, (2, 3, 4)), ((3, 1),), linear=True),
     Program("slice", lambda x: x[1:, ::2] * 2 + x[:2, 1:3].sum(), (S,)),
+    Program("basic_index", lambda x: x[1, ::-2][None] * 2 + x[..., 0:1, 3], (S,)),
+    Program("basic_index_transpose", lambda x: tf.lax.basic_index_transpose(
+        x, spec=(1, None, (3, None, -2)), shape=(4, 5)), ((1, 2),), linear=True),
     Program("slice_negative_step", lambda x: x[::-1, 3:0:-2], (S,), linear=True),
     Program("pad", lambda x: tf.pad(x, ((1, 2), (0, 3)), constant_values=0.5), (S,)),
     Program("pad_linear", lambda x: tf.pad(x, ((1, 0), (2, 1))), (S,), linear=True),

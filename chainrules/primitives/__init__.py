@@ -51,7 +51,7 @@ from .elementwise import (
     tan_p,
     tanh_p,
 )
-from .indexing import gather_p, scatter_add_p
+from .indexing import basic_index_p, basic_index_transpose_p, gather_p, scatter_add_p
 from .linalg import *  # noqa: F401,F403  (decompositions, solves, expm)
 from .reductions import (
     argmax_p,

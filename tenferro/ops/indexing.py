@@ -9,6 +9,7 @@ import numpy as np
 from chainrules import primitives as P
 from chainrules.symbolic import Sym, decide, floordiv, same_shape, size_of, sym_max, sym_min
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import IndexView, Tensor, mark_view
@@ -134,12 +135,81 @@ def _index(ii, d, axis):
     return ii + d if ii < 0 else ii
 
 
+_BASIC_SPECS = BoundedCache("basic index specs", 4096)
+
+
+def _index_key(idx):
+    """A hashable form of a basic index (ints, slices of ints, None, ...), or None."""
+    key = []
+    for i in idx if type(idx) is tuple else (idx,):
+        t = type(i)
+        if t is int:
+            key.append(i)
+        elif t is slice:
+            parts = (i.start, i.stop, i.step)
+            if not all(p is None or type(p) is int for p in parts):
+                return None
+            key.append(parts)
+        elif i is None:
+            key.append("new")
+        elif i is Ellipsis:
+            key.append("...")
+        else:  # tensors, arrays, lists, bools, NumPy integers: the general path
+            return None
+    return tuple(key)
+
+
+def _basic_spec(key, shape):
+    """``basic_index``'s spec for a basic index on a static shape (see chainrules)."""
+    n_ell = key.count("...")
+    if n_ell > 1:
+        raise ShapeError("indexing: an index can only have a single ellipsis ('...').")
+    consumed = sum(k != "new" and k != "..." for k in key)
+    if consumed > len(shape):
+        raise ShapeError(f"indexing: too many indices ({consumed}) for a tensor of rank "
+                         f"{len(shape)}.")
+    fill = ((None, None, None),) * (len(shape) - consumed)
+    if n_ell:
+        k = key.index("...")
+        key = key[:k] + fill + key[k + 1:]
+    else:
+        key = key + fill
+    spec, axis = [], 0
+    for k in key:
+        if k == "new":
+            spec.append(None)
+            continue
+        d = shape[axis]
+        if type(k) is int:
+            if not -d <= k < d:
+                raise ShapeError(f"indexing: index {k} is out of bounds for axis {axis} with "
+                                 f"size {d}.")
+            spec.append(k % d)
+        else:
+            if k[2] == 0:
+                raise ShapeError("indexing: slice step cannot be zero.")
+            a, b, c = slice(*k).indices(d)
+            spec.append((a, None if b < 0 else b, c))
+        axis += 1
+    return tuple(spec)
+
+
 def getitem(x, idx) -> Tensor:
     """``x[idx]`` with NumPy semantics (basic and advanced indexing, ``None``, ``...``,
     negative indices, boolean masks). A basic-indexing result is a view for in-place updates:
     they write through to ``x`` (see ``Tensor._update``)."""
     x = tensor_of(x)
     raw_idx = idx
+    key = _index_key(idx)
+    shape = x.shape
+    if key is not None and all(d.__class__ is int for d in shape):
+        # static shape, basic index: one primitive, the parsed index cached per signature
+        spec = _BASIC_SPECS.get((key, shape))
+        if spec is None:
+            spec = _BASIC_SPECS.put((key, shape), _basic_spec(key, shape))
+        if all(e == (0, d, 1) for e, d in zip(spec, shape)) and len(spec) == len(shape):
+            return x  # x[:] / x[...]: nothing selected away
+        return mark_view(bind(P.basic_index_p, x, spec=spec), x, IndexView(x, raw_idx))
     idx = _normalize(idx, x)
     has_array = any(_is_array_index(i) for i in idx)
     # Pass 1: slices, None, and (without array indices) integers.

@@ -128,22 +128,53 @@ class Archive:
         return flat.reshape(shape)
 
 
+_HEADER_FIELD = re.compile(r"'(descr|fortran_order|shape)'\s*:\s*"
+                           r"(?:'([^']*)'|(True|False)|\(([0-9,\s]*)\))\s*,?\s*")
+
+
 def _read_header(fp, name):
+    """The (shape, fortran order, dtype) of a .npy entry, parsed strictly without ``ast``:
+    NumPy's own parser uses ``ast``, which is not thread-safe in CPython 3.11 (concurrent
+    loads failed with "AST constructor recursion depth mismatch"), and a graph file's headers
+    are always the three-key literal ``np.save`` writes."""
+    magic = fp.read(8)
+    if len(magic) != 8 or magic[:6] != b"\x93NUMPY":
+        raise ArchiveError(f"{name} is not a .npy entry")
+    major = magic[6]
+    if major not in (1, 2):
+        raise ArchiveError(f"{name} uses .npy format version {major}; expected 1 or 2")
+    size_bytes = fp.read(2 if major == 1 else 4)
+    if len(size_bytes) != (2 if major == 1 else 4):
+        raise ArchiveError(f"{name} has a truncated .npy header")
+    size = int.from_bytes(size_bytes, "little")
+    if size > NPY_HEADER_MAX:
+        raise ArchiveError(f"{name} has a .npy header of {size} bytes (limit {NPY_HEADER_MAX})")
+    raw = fp.read(size)
+    if len(raw) != size:
+        raise ArchiveError(f"{name} has a truncated .npy header")
+    text = raw.decode("latin1").strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        raise ArchiveError(f"{name} has a malformed .npy header")
+    fields, pos, body = {}, 0, text[1:-1].strip()
+    while pos < len(body):
+        m = _HEADER_FIELD.match(body, pos)
+        if m is None or m.group(1) in fields:
+            raise ArchiveError(f"{name} has a malformed .npy header")
+        fields[m.group(1)] = m.group(2) if m.group(2) is not None else (
+            m.group(3) if m.group(3) is not None else m.group(4))
+        pos = m.end()
+    if set(fields) != {"descr", "fortran_order", "shape"} or fields["fortran_order"] not in (
+            "True", "False"):
+        raise ArchiveError(f"{name} has a malformed .npy header")
     try:
-        major, _ = np.lib.format.read_magic(fp)
-        if major == 1:
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
-                fp, max_header_size=NPY_HEADER_MAX)
-        elif major == 2:
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
-                fp, max_header_size=NPY_HEADER_MAX)
-        else:
-            raise ArchiveError(f"{name} uses .npy format version {major}; expected 1 or 2")
-    except ValueError as e:
+        dtype = np.dtype(fields["descr"])
+        parts = [p.strip() for p in fields["shape"].split(",")]
+        shape = tuple(int(p) for p in parts if p)
+    except (TypeError, ValueError) as e:
         raise ArchiveError(f"{name} has a malformed .npy header ({e})") from None
     if DTYPES.get(dtype.name) != dtype:
         raise ArchiveError(f"{name} holds an array of unsupported dtype {dtype.str!r}")
-    return shape, fortran, dtype
+    return shape, fields["fortran_order"] == "True", dtype
 
 
 def _read_exact(fp, out: np.ndarray, name: str) -> np.ndarray:

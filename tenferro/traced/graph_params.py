@@ -155,6 +155,19 @@ DIMENSION_NUMBERS = _tuple_of(_tuple_of(INTS, 2), 2)
 PADDING = _tuple_of(_tuple_of(INDEX, 3))
 
 
+def BASIC_SPEC(v, _):
+    """A basic index: per entry an int (a dropped axis), None (a new axis), or a resolved
+    slice (start, stop or None, step != 0)."""
+    if type(v) is not tuple or len(v) > 2 * MAX_RANK:
+        raise BadParam(f"expected a tuple of index entries, got {v!r}")
+    for e in v:
+        ok = e is None or (_int(e) and e >= 0) or (
+            type(e) is tuple and len(e) == 3 and _int(e[0]) and e[0] >= 0
+            and (e[1] is None or (_int(e[1]) and e[1] >= 0)) and _int(e[2]) and e[2] != 0)
+        if not ok:
+            raise BadParam(f"expected an int, null or [start, stop, step] entry, got {e!r}")
+
+
 def NEW_SIZE(v, _):
     """A run-time size this equation produces (see ``PRODUCES_SIZE``)."""
     if not (isinstance(v, Sym) and v.is_symbol):
@@ -188,6 +201,8 @@ PARAM_KINDS: dict[str, dict] = {
     "eigvalsh": _LINALG_EPS,
     "flip": {"axes": INTS},
     "full": {"shape": SHAPE, "value": SCALAR, "dtype": DTYPE, "device": DEVICE},
+    "basic_index": {"spec": BASIC_SPEC},
+    "basic_index_transpose": {"spec": BASIC_SPEC, "shape": SHAPE},
     "gather": {"axis": INT},
     "iota": {"shape": SHAPE, "dimension": INT, "dtype": DTYPE, "device": DEVICE},
     "pad": {"padding_config": PADDING},

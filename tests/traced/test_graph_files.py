@@ -64,8 +64,13 @@ def _write(path, doc, arrays=None, *, raw_json=None):
     return path
 
 
+_NP_LOAD = threading.Lock()
+
+
 def _read(path):
-    with np.load(path) as z:
+    # np.load parses headers with ``ast``, not thread-safe in CPython 3.11 (tenferro.load
+    # does not use it; this helper, used from the concurrency test's threads, does)
+    with _NP_LOAD, np.load(path) as z:
         arrays = {k: z[k] for k in z.files}
     return json.loads(bytes(arrays.pop("graph.json")).decode()), arrays
 
