@@ -56,6 +56,11 @@ cannot run here: it is sliced to fit, with a warning, rather than left to fail."
 BIG_FRACTION = 0.5
 """A plan whose peak exceeds this fraction of the machine's RAM draws a warning."""
 
+SOFT_FRACTION = 0.25
+"""Without ``max_memory``, ``"auto"`` prefers paths whose peak stays within this fraction of
+the machine's RAM (a soft target: wider paths pay one bit of FLOPs per bit of excess width in
+the search's score, nothing is sliced for it)."""
+
 
 # --------------------------------------------------------------------------- programs
 
@@ -305,19 +310,20 @@ def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
     limit, the machine's memory), warn about huge costs."""
     t0 = time.perf_counter()
     ram = physical_memory()
-    guard = None
+    guard = soft = None
     if limit is None and ram is not None:
         guard = max(1, int(GUARD_FRACTION * ram) // itemsize)
+        soft = max(1, int(SOFT_FRACTION * ram) // itemsize)
     dkey = None
     found = None
     if cache_dir is not None and kind in ("auto", "name"):
-        dkey = disk.disk_key(prob, opt_key, limit if limit is not None else guard, max_time)
+        dkey = disk.disk_key(prob, opt_key, limit if limit is not None else soft, max_time)
         hit = disk.load(cache_dir, dkey)
         if hit is not None:
             found = _validated(prob, hit)
     from_disk = found is not None
     if found is None:
-        found = _search(prob, kind, opt, limit if limit is not None else guard, max_time)
+        found = _search(prob, kind, opt, limit if limit is not None else soft, max_time)
     plan = ContractionPlan(prob, found, 0.0, limit, key)
     unsliced_peak = plan.peak_memory
     if limit is not None:
