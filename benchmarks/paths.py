@@ -119,14 +119,17 @@ def plan_default(shapes, labels):
 
 
 def cost_of(shapes, labels, path):
-    """FLOPs and largest intermediate of ``path`` as tenferro reports them."""
-    plan = tf.contract_path(*interleaved(shapes, labels), shapes=True, optimize=list(path))
+    """FLOPs and largest intermediate of ``path`` as tenferro reports them (unsliced: a
+    limit no plan reaches keeps the memory guard out)."""
+    plan = tf.contract_path(*interleaved(shapes, labels), shapes=True, optimize=list(path),
+                            max_memory=2**62)
     return plan.flops, plan.largest_intermediate
 
 
 def plan_greedy(shapes, labels):
     t0 = time.perf_counter()
-    plan = tf.contract_path(*interleaved(shapes, labels), shapes=True, optimize="greedy")
+    plan = tf.contract_path(*interleaved(shapes, labels), shapes=True, optimize="greedy",
+                            max_memory=2**62)
     return plan.flops, plan.largest_intermediate, time.perf_counter() - t0
 
 
@@ -207,11 +210,22 @@ def contract_quimb(shapes, labels, arrays, plan):
                   f"{need / 2**30:.0f} GiB, more than this machine has free: not run", flush=True)
             rows.append((what, flops, largest, t_plan, None, None))
             continue
-        t0 = time.perf_counter()
-        value = float(np.real(tn.contract(all, output_inds=(), optimize=tree)))
-        t_run = time.perf_counter() - t0
+        # on the same path, alternate with tenferro and keep each one's best of two (the
+        # machine is shared: load changes over minutes)
+        reps = 2 if optimize == "tenferro" else 1
+        t_run = t_tf = float("inf")
+        for _ in range(reps):
+            gc.collect()
+            t0 = time.perf_counter()
+            value = float(np.real(tn.contract(all, output_inds=(), optimize=tree)))
+            t_run = min(t_run, time.perf_counter() - t0)
+            if optimize == "tenferro":
+                t_tf = min(t_tf, contract_tenferro(shapes, labels, arrays, plan)[1])
         print(f"{what}: planning {t_plan:.2f} s, contraction {t_run:.2f} s (flops {flops:.3e}, "
               f"largest {fmt_width(largest)}, value {value:.6e})", flush=True)
+        if optimize == "tenferro":
+            print(f"  alternating with tenferro on the same path: tenferro {t_tf:.2f} s, quimb "
+                  f"{t_run:.2f} s, ratio {t_tf / t_run:.2f}", flush=True)
         rows.append((what, flops, largest, t_plan, t_run, value))
     return rows
 
@@ -229,6 +243,10 @@ def main():
     ap.add_argument("--no-contract", action="store_true", help="plan only")
     ap.add_argument("--no-ref", action="store_true", help="skip cotengra's 128-trial reference")
     ap.add_argument("--quimb", default="peps6-D4", help="networks also run through quimb")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="plan this many times with the default (the search is randomised)")
+    ap.add_argument("--no-cotengra", action="store_true",
+                    help="also plan as if cotengra were not installed")
     args = ap.parse_args()
     rows = []
     for key in args.networks.split(","):
@@ -243,6 +261,21 @@ def main():
         g_flops, g_width, t_greedy = plan_greedy(shapes, labels)
         row = {"network": key, "default": (plan.flops, plan.largest_intermediate, t_default),
                "greedy": (g_flops, g_width, t_greedy), "planner": plan.planner}
+        for r in range(1, args.repeats):
+            tf.einsum.cache_clear()
+            again, t_again, _ = plan_default(shapes, labels)
+            row[f"default#{r + 1}"] = (again.flops, again.largest_intermediate, t_again)
+        if args.no_cotengra:
+            from tenferro.contract import search
+
+            saved, search._COTENGRA[:] = list(search._COTENGRA), [False]
+            try:
+                tf.einsum.cache_clear()
+                fb, t_fb, _ = plan_default(shapes, labels)
+            finally:
+                search._COTENGRA[:] = saved
+            row["fallback"] = (fb.flops, fb.largest_intermediate, t_fb)
+            tf.einsum.cache_clear()
         if not args.no_ref:
             row["ref"] = plan_cotengra_128(shapes, labels)
             f, w, t = row["ref"]
@@ -251,10 +284,20 @@ def main():
                   f"width {plan.largest_intermediate / w:.2f}", flush=True)
         if not args.no_contract:
             arrays = random_tensors(shapes)
+            free = available_memory()
+            if plan.peak_memory * 8 * 1.3 > 0.7 * free:  # float64 would not fit: float32
+                arrays = [a.astype(np.float32) for a in arrays]
+                print(f"float64 needs ~{plan.peak_memory * 8 / 2**30:.1f} GiB, "
+                      f"{free / 2**30:.1f} GiB free: contracting in float32", flush=True)
+            if plan.peak_memory * arrays[0].itemsize * 1.3 > 0.7 * free:
+                print("not run: does not fit in the free memory", flush=True)
+                rows.append(row)
+                continue
             value, t_run = contract_tenferro(shapes, labels, arrays, plan)
             row["run"] = t_run
-            print(f"tenferro contraction: {t_run:.2f} s (value {value:.6e}, predicted "
-                  f"{plan.predicted_time:.2f} s)", flush=True)
+            row["dtype"] = arrays[0].dtype.name
+            print(f"tenferro contraction ({row['dtype']}): {t_run:.2f} s (value {value:.6e}, "
+                  f"predicted {plan.predicted_time:.2f} s)", flush=True)
             if key in args.quimb.split(","):
                 try:
                     row["quimb"] = contract_quimb(shapes, labels, arrays, plan)
@@ -273,16 +316,20 @@ def main():
           "(FLOPs, largest) | contraction [s] |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        for name in ("default", "greedy", "ref"):
+        names = ["default"] + [k for k in r if k.startswith("default#")]
+        for name in names + ["fallback", "greedy", "ref"]:
             if name not in r:
                 continue
             f, w, t = r[name]
             label = {"default": "tenferro default", "greedy": "opt_einsum greedy",
-                     "ref": "cotengra 128 trials"}[name]
+                     "ref": "cotengra 128 trials",
+                     "fallback": "tenferro default without cotengra"}.get(
+                         name, f"tenferro default, run {name[8:]}")
             vs = "-"
             if "ref" in r:
                 vs = f"{f / r['ref'][0]:.2f}, {w / r['ref'][1]:.2f}"
-            run = f"{r['run']:.2f}" if name == "default" and "run" in r else "-"
+            run = (f"{r['run']:.2f} ({r['dtype']})" if name == "default" and "run" in r
+                   else "-")
             print(f"| {r['network']} | {label} | {f:.2e} | {fmt_width(w)} | {t:.2f} | {vs} "
                   f"| {run} |")
         for what, f, w, t_plan, t_run, _ in r.get("quimb", ()):

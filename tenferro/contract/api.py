@@ -110,9 +110,17 @@ def get_plan(op: str, args, optimize="auto", max_memory=None, memory_limit=None,
         return _given_plan(op, plan, form_key, shapes, optimize, max_memory, memory_limit,
                            max_time), operands, grad
     kind, opt, opt_key = normalize_optimize(op, optimize)
-    mem = normalize_memory(op, max_memory, memory_limit)
-    itemsize = _itemsize(op, operands, mode, dtype)  # bytes limits; the memory guard
-    t = normalize_time(op, max_time)
+    if max_memory is None and memory_limit is None and max_time is None:
+        mem = t = None  # the common case, without the validators
+    else:
+        mem = normalize_memory(op, max_memory, memory_limit)
+        t = normalize_time(op, max_time)
+    if mode == "tensors" and dtype is None:  # bytes limits and the memory guard need it
+        itemsize = max([x.dtype.itemsize for x in operands])
+        if itemsize == 1:  # bool is contracted as int64
+            itemsize = _itemsize(op, operands, mode, dtype)
+    else:
+        itemsize = _itemsize(op, operands, mode, dtype)
     key = (form_key, shapes, opt_key, mem, t, itemsize)
     found = CACHE.get(key) if opt_key is not None else None
     if found is None:

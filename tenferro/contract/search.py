@@ -12,7 +12,8 @@
   hyper-optimizer when cotengra is installed (``pip install 'tenferro[cotengra]'``): trials
   without subtree reconfiguration (many cheap trials train its sampler better than a few
   refined ones), then one subtree reconfiguration of the best tree. Otherwise, and for medium
-  networks, opt_einsum's random-greedy in chunks.
+  networks, opt_einsum's random-greedy in chunks, followed by our own subtree
+  reconfiguration (``reconf.py``).
 
 Under a memory limit (``target``: the largest intermediate, in elements) the result is
 sliced: cotengra's ``SliceFinder`` (``ContractionTree.slice_and_reconfigure``) when installed,
@@ -29,6 +30,7 @@ import warnings
 import opt_einsum as oe
 
 from .costs import Costs, costs_of, predicted_seconds
+from .reconf import reconfigure
 from .slicing import greedy_slices
 
 EXACT_MAX = 4
@@ -160,16 +162,21 @@ def auto_search(prob, max_time, target) -> Found:
     trials = 1
     rg = oe.RandomGreedy(max_repeats=RG_CHUNK)  # trial r is seeded with r: reproducible
     state = random.getstate()  # opt_einsum reseeds the global generator
+    trial_deadline = t0 + (1 - RECONF_SHARE) * budget
     try:
-        while not done(trials):
-            rg.max_time = max(deadline - time.perf_counter(), 1e-3)
+        while not done(trials) and time.perf_counter() < trial_deadline:
+            rg.max_time = max(trial_deadline - time.perf_counter(), 1e-3)
             best.offer(rg(ins, out, prob.size_dict))
             trials = 1 + len(rg.costs)
     finally:
         random.setstate(state)
+    now = time.perf_counter()
+    until = min(deadline, now + RECONF_SHARE / (1 - RECONF_SHARE) * (now - t0))
+    best.offer(reconfigure(prob, best.path, until))
     if n >= COTENGRA_MIN and best.seconds() > time.perf_counter() - t0:
         _hint_cotengra(prob.op, n)
-    return Found(best.path, planner=f"random-greedy ({trials} trials)", trials=trials)
+    return Found(best.path, planner=f"random-greedy ({trials} trials, reconfigured)",
+                 trials=trials)
 
 
 SIZE_WEIGHT = 0.2
@@ -245,8 +252,12 @@ def _cotengra_search(prob, best, done, deadline, target):
                 break
         trials = len(opt.scores)
         finals = []
+        # reconfigure within the budget, and for no longer than the trials ran (a search that
+        # stopped early because the contraction is cheap must not spend 3 s here)
+        now = time.perf_counter()
+        until = min(deadline, now + RECONF_SHARE / (1 - RECONF_SHARE) * (now - start))
         for _, _, tree in score.top:
-            if finals and time.perf_counter() >= deadline:
+            if finals and time.perf_counter() >= until:
                 break
             tree.set_default_objective("flops")
             finals.append((score.final(tree), len(finals), tree))

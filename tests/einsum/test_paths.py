@@ -289,3 +289,27 @@ def test_byte_limits_use_the_operand_dtype():
     assert tf.contract_path(eq, *arrays, max_memory="800 B").max_memory == 50
     with pytest.raises(ShapeError, match="is not a dtype"):
         tf.contract_path(eq, *shapes, shapes=True, dtype="float99")
+
+
+def test_subtree_reconfiguration_repairs_a_bad_path():
+    """The fallback's reconfiguration (used without cotengra) turns the left-to-right order
+    of a 4x4 PEPS norm into a far cheaper valid path, and never makes a path worse."""
+    from tenferro.contract.costs import costs_of
+    from tenferro.contract.problem import Problem
+    from tenferro.contract.reconf import reconfigure
+    from tenferro.contract.search import trivial_path
+
+    shapes, labels = peps_norm(4, 2)
+    prob = Problem("einsum", [tuple(lab) for lab in labels], (), shapes, "peps")
+
+    def flops(path):
+        return costs_of("einsum", prob.terms, prob.output, prob.size_dict, path).flops
+
+    bad = list(trivial_path(prob.n))
+    fixed = reconfigure(prob, bad, time.perf_counter() + 5.0)
+    assert flops(fixed) * 10 < flops(bad)
+    assert flops(reconfigure(prob, fixed, time.perf_counter() + 5.0)) <= flops(fixed)
+    arrays = arrays_for(shapes, seed=11)
+    ref = oe.contract(*interleaved(arrays, labels))
+    got = tf.einsum(*interleaved([tf.tensor(a) for a in arrays], labels), optimize=fixed)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-11)
