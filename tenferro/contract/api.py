@@ -111,19 +111,18 @@ def get_plan(op: str, args, optimize="auto", max_memory=None, memory_limit=None,
                            max_time), operands, grad
     kind, opt, opt_key = normalize_optimize(op, optimize)
     if max_memory is None and memory_limit is None and max_time is None:
-        mem = t = None  # the common case, without the validators
+        mem = t = None  # the common case: no validation, no dtype look-up
     else:
         mem = normalize_memory(op, max_memory, memory_limit)
         t = normalize_time(op, max_time)
-    if mode == "tensors" and dtype is None:  # bytes limits and the memory guard need it
-        itemsize = max([x.dtype.itemsize for x in operands])
-        if itemsize == 1:  # bool is contracted as int64
-            itemsize = _itemsize(op, operands, mode, dtype)
-    else:
-        itemsize = _itemsize(op, operands, mode, dtype)
-    key = (form_key, shapes, opt_key, mem, t, itemsize)
+        if mem is not None and mem[0] == "bytes":  # bytes -> elements needs the itemsize
+            mem = mem + (_itemsize(op, operands, mode, dtype),)
+    key = (form_key, shapes, opt_key, mem, t)
     found = CACHE.get(key) if opt_key is not None else None
     if found is None:
+        # also sizes the memory guard (for the dtype of the call that made the plan)
+        itemsize = mem[2] if mem is not None and mem[0] == "bytes" else _itemsize(
+            op, operands, mode, dtype)
         if subscripts is not None:
             terms, out = parse_string(op, subscripts)
             text = repr(subscripts)
