@@ -198,12 +198,13 @@ class _Score:
     intermediate, plus one bit per bit by which it exceeds ``target`` (slicing it down later
     costs at least that much). Remembers the ``TOP_K`` best trees it has scored."""
 
-    def __init__(self, target):
+    def __init__(self, target, size_weight=None):
         self.log_target = None if target is None else _log2(target)
+        self.size_weight = SIZE_WEIGHT if size_weight is None else size_weight
         self.top: list = []  # (score, n, tree), best first
 
     def rate(self, flops, log_size) -> float:
-        score = _log2(flops) + SIZE_WEIGHT * log_size
+        score = _log2(flops) + self.size_weight * log_size
         if self.log_target is not None:
             score += max(0.0, log_size - self.log_target)
         return score
@@ -224,9 +225,21 @@ class _Score:
         return self.rate(tree.contraction_cost(), tree.contraction_width())
 
 
+NARROW_AFTER = 0.5
+"""Share of the trial time after which, if every kept tree is still wider than the memory
+target, every other batch of trials uses a score weighing width as much as FLOPs."""
+
+
+def _hyper(ctg, methods, score):
+    return ctg.HyperOptimizer(
+        methods=methods, max_repeats=COTENGRA_BATCH, parallel=False, reconf_opts=None,
+        minimize=score, on_trial_error="ignore",
+    )
+
+
 def _cotengra_search(prob, best, done, deadline, target):
     """Hyper-optimize with cotengra until ``done()`` (leaving ``RECONF_SHARE`` of the time
-    left for the end), then reconfigure the best few trees; ``None`` if cotengra fails."""
+    left for the end), then reconfigure the best trees; ``None`` if cotengra fails."""
     try:
         import cotengra as ctg
     except ImportError:  # pragma: no cover - find_spec said it was there
@@ -236,27 +249,38 @@ def _cotengra_search(prob, best, done, deadline, target):
     methods = ["greedy"]
     methods.append("kahypar" if importlib.util.find_spec("kahypar") else "labels")
     score = _Score(target)
+    scores = [score]
     start = time.perf_counter()
     trial_deadline = start + (1 - RECONF_SHARE) * (deadline - start)
     try:
-        opt = ctg.HyperOptimizer(
-            methods=methods, max_repeats=COTENGRA_BATCH, parallel=False, reconf_opts=None,
-            minimize=score, on_trial_error="ignore",
-        )
+        opts = [_hyper(ctg, methods, score)]
+        turn = 0
         while True:
+            now = time.perf_counter()
+            if (len(scores) == 1 and target is not None and score.top
+                    and now >= start + NARROW_AFTER * (trial_deadline - start)
+                    and min(t.contraction_width() for _, _, t in score.top) > _log2(target)):
+                # every tree so far is wider than the target: from now on, every other batch
+                # of trials weighs width as much as FLOPs
+                scores.append(_Score(target, size_weight=1.0))
+                opts.append(_hyper(ctg, methods, scores[-1]))
+            opt = opts[turn % len(opts)]
+            turn += 1
             opt.max_time = max(trial_deadline - time.perf_counter(), 1e-3)
             opt.search(inputs, output, prob.size_dict)
             if opt.best.get("tree") is not None:
                 best.offer(opt.tree.get_path())  # for the stopping rule
-            if done(len(opt.scores)) or time.perf_counter() >= trial_deadline:
+            trials = sum(len(o.scores) for o in opts)
+            if done(trials) or time.perf_counter() >= trial_deadline:
                 break
-        trials = len(opt.scores)
-        finals = []
         # reconfigure within the budget, and for no longer than the trials ran (a search that
-        # stopped early because the contraction is cheap must not spend 3 s here)
+        # stopped early because the contraction is cheap must not spend seconds here); the
+        # kept trees of every score compete under the first one
         now = time.perf_counter()
         until = min(deadline, now + RECONF_SHARE / (1 - RECONF_SHARE) * (now - start))
-        for _, _, tree in score.top:
+        kept = [t for pair in _interleave([s.top for s in scores]) for t in pair]
+        finals = []
+        for tree in kept:
             if finals and time.perf_counter() >= until:
                 break
             tree.set_default_objective("flops")
@@ -269,9 +293,20 @@ def _cotengra_search(prob, best, done, deadline, target):
         warnings.warn(f"{prob.op}: cotengra's search failed ({exc!r}); using opt_einsum's "
                       f"result instead.", PlanningWarning, stacklevel=6)
         return None
-    label = (f"cotengra hyper-optimizer ({trials} trials, {'+'.join(methods)}, best "
+    how = "" if len(scores) == 1 else ", some width-weighted"
+    label = (f"cotengra hyper-optimizer ({trials} trials{how}, {'+'.join(methods)}, best "
              f"{len(finals) // 2} reconfigured)")
     return Found(tree.get_path(), tuple(tree.sliced_inds), planner=label, trials=trials)
+
+
+def _interleave(lists):
+    """Best-first from each list in turn: [a0, b0, a1, b1, ...] as singleton tuples."""
+    out = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        for x in lists:
+            if i < len(x):
+                out.append((x[i][2],))
+    return out
 
 
 def _log2(x) -> float:
