@@ -296,7 +296,7 @@ def main():
             value, t_run = contract_tenferro(shapes, labels, arrays, plan)
             row["run"] = t_run
             row["dtype"] = arrays[0].dtype.name
-            print(f"tenferro contraction ({row['dtype']}): {t_run:.2f} s (value {value:.6e}, "
+            print(f"tenferro contraction ({row['dtype']}): {t_run:.3g} s (value {value:.6e}, "
                   f"predicted {plan.predicted_time:.2f} s)", flush=True)
             if key in args.quimb.split(","):
                 try:
@@ -328,7 +328,7 @@ def main():
             vs = "-"
             if "ref" in r:
                 vs = f"{f / r['ref'][0]:.2f}, {w / r['ref'][1]:.2f}"
-            run = (f"{r['run']:.2f} ({r['dtype']})" if name == "default" and "run" in r
+            run = (f"{r['run']:.3g} ({r['dtype']})" if name == "default" and "run" in r
                    else "-")
             print(f"| {r['network']} | {label} | {f:.2e} | {fmt_width(w)} | {t:.2f} | {vs} "
                   f"| {run} |")
