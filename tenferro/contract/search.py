@@ -7,17 +7,19 @@
 * larger: an *anytime* search that starts from the greedy path and improves it until the time
   budget ``max_time`` is spent or the predicted contraction time of the best path so far
   (``costs.predicted_seconds``) is small compared with the search time already spent, but not
-  before a floor of ``FLOOR_PER_OPERAND`` seconds per operand (planning is cached, and a few
-  seconds of search routinely save hours). From ``COTENGRA_MIN`` operands it uses cotengra's
-  hyper-optimizer when cotengra is installed (``pip install 'tenferro[cotengra]'``): trials
-  without subtree reconfiguration (many cheap trials train its sampler better than a few
-  refined ones), then one subtree reconfiguration of the best tree. Otherwise, and for medium
-  networks, opt_einsum's random-greedy in chunks, followed by our own subtree
-  reconfiguration (``reconf.py``).
+  before a floor of ``FLOOR_PER_OPERAND`` seconds per operand and ``MIN_TRIALS`` trials
+  (planning is cached, and a few seconds of search routinely save hours). From
+  ``COTENGRA_MIN`` operands it uses cotengra's hyper-optimizer when cotengra is installed
+  (``pip install 'tenferro[cotengra]'``): trials without subtree reconfiguration (many cheap
+  trials train its sampler better than a few refined ones), scored by FLOPs with a preference
+  for narrow intermediates (``SIZE_WEIGHT``, the memory ``target``), then the best kept trees
+  reconfigured. Otherwise, and for medium networks, opt_einsum's random-greedy in chunks,
+  followed by our own subtree reconfiguration (``reconf.py``).
 
-Under a memory limit (``target``: the largest intermediate, in elements) the result is
-sliced: cotengra's ``SliceFinder`` (``ContractionTree.slice_and_reconfigure``) when installed,
-otherwise ``slicing.greedy_slices``.
+``target`` (the largest intermediate aimed at, in elements) only steers the search; slicing
+to a memory limit happens afterwards (``slice_found``): cotengra's ``SliceFinder``
+(``ContractionTree.slice_and_reconfigure``) when installed, otherwise
+``slicing.greedy_slices``.
 """
 
 from __future__ import annotations
