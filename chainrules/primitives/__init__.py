@@ -92,7 +92,7 @@ from .shape import (
     tril_p,
     triu_p,
 )
-from .sorting import argsort_p
+from .sorting import argsort_p, sort_p
 from .special import erf_p, erfc_p, erfinv_p, gammaln_p, polygamma_p, xlogy_p
 
 __all__ = [n for n in dir() if n.endswith("_p")]

@@ -1,11 +1,11 @@
 """Sorting: ``sort``, ``argsort``, ``partition`` and ``take_along_axis``.
 
-One primitive, ``argsort`` (a stable permutation, no gradient); ``sort`` gathers the input
-with it, so the derivative of a sorted value is the derivative of the entry it came from (the
-cotangent is scattered back through the permutation). Ties are broken by index (stable sort),
-so at a tie each entry keeps its own derivative. Complex input raises: NumPy orders complex
-numbers lexicographically, tenferro does not order them at all (sort ``x.real`` or
-``abs(x)`` and gather with ``take_along_axis``).
+Primitives ``sort`` and ``argsort`` (a stable permutation, no gradient); the derivative of a
+sorted value is the derivative of the entry it came from (the JVP gathers with ``argsort``, the
+transpose scatters the cotangent back through the permutation). Ties are broken by index
+(stable sort), so at a tie each entry keeps its own derivative. Complex input raises: NumPy
+orders complex numbers lexicographically, tenferro does not order them at all (sort
+``x.real`` or ``abs(x)`` and gather with ``take_along_axis``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import numpy as np
 
 from chainrules import primitives as P
 from chainrules.dtypes import int64
+from chainrules.primitives.sorting import take_along
 
-from ..core.dispatch import bind
+from ..core.dispatch import bind, dispatch
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
 from ._base import broadcast_shapes, broadcast_to, normalize_axis, tensor_of
-from .elementwise import add, less, multiply, where
+from .elementwise import add, less, where
 from .shape import reshape
 
 __all__ = ["argsort", "partition", "sort", "take_along_axis"]
@@ -71,7 +72,7 @@ def sort(a, axis: int | None = -1, kind=None, order=None, *, stable=None) -> Ten
     x = tensor_of(a)
     _unordered("sort", x)
     x, ax = _axis("sort", x, axis)
-    return take_along_axis(x, bind(P.argsort_p, x, axis=ax), ax)
+    return bind(P.sort_p, x, axis=ax)
 
 
 def partition(a, kth, axis: int | None = -1, kind="introselect", order=None) -> Tensor:
@@ -117,17 +118,11 @@ def take_along_axis(arr, indices, axis: int | None = -1) -> Tensor:
     if idx.dtype != int64:
         idx = idx.astype(int64)
     n = x.shape[ax]
-    idx = where(less(idx, 0), add(idx, n), idx)
-    # flat positions: sum over axes of (coordinate * stride) in the shape arr would have with
-    # the gathered axis replaced
-    xs = broadcast_to(x, tuple(d if i == ax else out_shape[i] for i, d in enumerate(x.shape)))
-    strides = [1] * xs.ndim
-    for i in range(xs.ndim - 2, -1, -1):
-        strides[i] = strides[i + 1] * xs.shape[i + 1]
-    flat = multiply(idx, strides[ax]) if strides[ax] != 1 else idx
-    for i in range(xs.ndim):
-        if i == ax or out_shape[i] == 1:
-            continue
-        coord = bind(P.iota_p, shape=out_shape, dimension=i, dtype=int64, device=x.device)
-        flat = add(flat, multiply(coord, strides[i]) if strides[i] != 1 else coord)
-    return bind(P.gather_p, reshape(xs, (-1,)), flat, axis=0)
+    return _take_along(x, where(less(idx, 0), add(idx, n), idx), ax)
+
+
+def _take_along(x, idx, ax):
+    """``take_along_axis`` for non-negative int64 ``idx`` of the output shape: ``x`` is
+    broadcast to it on the other axes, then gathered (``chainrules``' ``take_along``)."""
+    xs = broadcast_to(x, tuple(d if i == ax else idx.shape[i] for i, d in enumerate(x.shape)))
+    return take_along(dispatch, xs, idx, ax)
