@@ -132,7 +132,8 @@ def fftn(a, s=None, axes=None, norm=None) -> Tensor:
 
 
 def ifftn(a, s=None, axes=None, norm=None) -> Tensor:
-    """Inverse of ``fftn``. Linear."""
+    """Inverse of ``fftn``: (1/N) sum_k y_k exp(+2 pi i jk / N) per axis with the default
+    norm. Linear."""
     return _c2c("ifftn", a, s, axes, norm, True)
 
 
@@ -142,7 +143,7 @@ def fft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
-    """Inverse of ``fft2``. Linear."""
+    """Inverse of ``fft2`` over ``axes`` (the last two by default). Linear."""
     return _c2c("ifft2", a, s, axes, norm, True)
 
 
