@@ -186,6 +186,10 @@ def round(a, decimals: int = 0) -> Tensor:  # noqa: A001  (NumPy's name)
 
 def _real_binary(prim, name, doc):
     def f(x1, x2) -> Tensor:
+        if type(x1) is EagerTensor and type(x2) is EagerTensor and x1._backend is x2._backend:
+            v1, v2 = x1._value, x2._value  # hot path: nothing to broadcast or promote
+            if v1.dtype == v2.dtype and v1.shape == v2.shape and x1.dtype.kind in "fiu":
+                return bind(prim, x1, x2)
         a, b = operands(name, x1, x2)
         if is_complex(a.dtype):
             raise DTypeError(
