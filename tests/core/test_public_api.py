@@ -9,39 +9,45 @@ import tenferro.linalg
 
 TENFERRO = {
     "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
-    "acos", "acosh", "add", "amax", "amin", "angle", "append", "arange", "arccos", "arccosh",
-    "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin", "argsort",
-    "array_split", "asarray", "asin", "asinh", "astype", "atan", "atan2", "atanh", "atleast_1d",
-    "atleast_2d", "atleast_3d", "autograd_grad", "bool", "broadcast_shapes", "broadcast_to", "ceil",
-    "checkpoint", "checkpoint_loop", "clamp", "clip", "column_stack", "complex128", "complex64",
-    "concat", "concatenate", "conj", "conjugate", "contract_path", "copy", "cos", "cosh", "cross",
-    "cumsum", "custom_jvp", "custom_vjp", "default_device", "deg2rad", "degrees", "diag",
-    "diag_embed", "diagonal", "diff", "div", "divide", "dot", "dsplit", "dstack", "einsum",
-    "enable_grad", "equal", "errors", "exp", "exp2", "expand_dims", "expm1", "eye", "fabs", "fft",
-    "flip", "fliplr", "flipud", "float32", "float64", "floor", "floor_divide", "fmax", "fmin",
-    "fmod", "full", "full_like", "get_backend", "get_rng_state", "grad", "gradient", "greater",
-    "greater_equal", "hessian", "hsplit", "hstack", "hvp", "hypot", "imag", "index_add", "inner",
-    "int32", "int64", "is_grad_enabled", "isfinite", "isnan", "jacfwd", "jacrev", "jit", "jvp",
-    "kron", "lax", "less", "less_equal", "linalg", "linear_transpose", "linearize", "linspace",
-    "load", "log", "log10", "log1p", "log2", "log_softmax", "logaddexp", "logaddexp2",
+    "add", "amax", "amin", "angle", "arange", "arctan", "arctan2", "argmax", "argmin",
+    "asarray", "astype", "atan", "atan2", "atleast_1d", "autograd_grad", "bool",
+    "broadcast_shapes", "broadcast_to", "checkpoint", "checkpoint_loop", "clamp", "clip",
+    "complex128", "complex64", "concat", "concatenate", "conj", "conjugate", "contract_path",
+    "copy", "cos", "cosh", "cumsum", "custom_jvp", "custom_vjp", "default_device", "diag",
+    "diag_embed", "diagonal", "div", "divide", "dot", "einsum", "enable_grad", "equal",
+    "errors", "exp", "expand_dims", "expm1", "eye", "flip", "float32", "float64", "full",
+    "full_like", "get_backend", "get_rng_state", "grad", "greater", "greater_equal", "hessian",
+    "hvp", "imag", "index_add", "inner", "int32", "int64", "is_grad_enabled", "isfinite",
+    "isnan", "jacfwd", "jacrev", "jit", "jvp", "kron", "lax", "less", "less_equal", "linalg",
+    "linear_transpose", "linearize", "linspace", "load", "log", "log1p", "log_softmax",
     "logical_and", "logical_not", "logical_or", "logsumexp", "manual_seed", "matmul",
-    "matrix_trace", "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "mul",
-    "multiply", "nan_to_num", "ncon", "neg", "negative", "no_grad", "norm", "normal", "not_equal",
-    "ones", "ones_like", "outer", "pad", "partition", "permute", "permute_dims", "pow", "power",
-    "prod", "pytree", "rad2deg", "radians", "rand", "randn", "ravel", "real", "reciprocal",
-    "remainder", "repeat", "reshape", "roll", "rot90", "round", "rsqrt", "saved_residuals",
-    "scatter_add", "select", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid",
-    "sign", "sin", "sinc", "sinh", "softmax", "softplus", "sort", "special", "split", "sqrt",
-    "square", "squeeze", "stack", "std", "stop_gradient", "sub", "subtract", "sum", "swapaxes",
-    "take", "take_along_axis", "tan", "tanh", "tensor", "tensordot", "tile", "to_device", "trace",
-    "transpose", "tril", "triu", "true_divide", "trunc", "uniform", "value_and_grad", "var", "vdot",
-    "vjp", "vsplit", "vstack", "where", "zeros", "zeros_like",
+    "matrix_trace", "max", "maximum", "mean", "min", "minimum", "moveaxis", "mul", "multiply",
+    "ncon", "neg", "negative", "no_grad", "norm", "normal", "not_equal", "ones", "ones_like",
+    "outer", "pad", "permute", "permute_dims", "pow", "power", "prod", "pytree", "rand",
+    "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "saved_residuals",
+    "scatter_add", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid", "sign",
+    "sin", "sinh", "softmax", "softplus", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "stop_gradient", "sub", "subtract", "sum", "swapaxes", "take", "tan", "tanh", "tensor",
+    "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
+    "value_and_grad", "var", "vdot", "vjp", "where", "zeros", "zeros_like",
+}
+
+# The NumPy surface and tenferro.fft / tenferro.special (design/numpy-surface.md)
+NUMPY_SURFACE = {
+    "acos", "acosh", "append", "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "argsort",
+    "array_split", "asin", "asinh", "atanh", "atleast_2d", "atleast_3d", "ceil", "column_stack",
+    "cross", "deg2rad", "degrees", "diff", "dsplit", "dstack", "exp2", "fabs", "fft", "fliplr",
+    "flipud", "floor", "floor_divide", "fmax", "fmin", "fmod", "gradient", "hsplit", "hstack",
+    "hypot", "log10", "log2", "logaddexp", "logaddexp2", "mod", "nan_to_num", "partition",
+    "rad2deg", "radians", "remainder", "repeat", "roll", "rot90", "round", "select", "sinc", "sort",
+    "special", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
 }
 
 LINALG = {
-    "EigResult", "EighResult", "LQResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
-    "default_eps", "det", "eig", "eigh", "eigvals", "eigvalsh", "expm", "inv", "lq", "matrix_power",
-    "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
+    "EighResult", "LQResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
+    "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
+    "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
+    "EigResult", "eig", "eigvals", "matrix_power",  # general eigenproblem, matrix powers
 }
 
 
@@ -61,10 +67,30 @@ def _public(module):
 
 
 def test_tenferro_exports_exactly_the_api():
-    assert set(tf.__all__) == TENFERRO
-    assert _public(tf) == TENFERRO
+    assert set(tf.__all__) == TENFERRO | NUMPY_SURFACE
+    assert _public(tf) == TENFERRO | NUMPY_SURFACE
 
 
 def test_linalg_exports_exactly_the_api():
     assert set(tenferro.linalg.__all__) == LINALG
     assert _public(tenferro.linalg) == LINALG
+
+
+FFT = {
+    "fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft",
+    "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn",
+}
+SPECIAL = {
+    "digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "logit", "logsumexp", "polygamma",
+    "xlogy",
+}
+
+
+def test_fft_and_special_export_exactly_the_api():
+    import tenferro.fft
+    import tenferro.special
+
+    for module, names in ((tenferro.fft, FFT), (tenferro.special, SPECIAL)):
+        assert set(module.__all__) == names
+        for n in names:
+            assert getattr(module, n).__doc__, f"{module.__name__}.{n} has no docstring"
