@@ -7,9 +7,11 @@ import functools
 import numpy as np
 
 from . import Backend
+from .eig import fix_eig_gauge, numpy_eig
 from .linalg_ext import ScipyLinalg
 from .malloc import tune_glibc_malloc
 from .namespace import Namespace, copy_public
+from .special import ScipySpecial
 
 
 def _constant(shape, value, dtype):
@@ -68,6 +70,9 @@ def make_backend() -> Backend:
     ns.is_native = lambda a: isinstance(a, np.ndarray)
     ns.asarray = np.asarray
     ns.linalg_ext = ScipyLinalg(ns)
+    ns.special = ScipySpecial()  # np.fft is already ns.fft
+    ns.eig = numpy_eig
+    ns.fix_eig_gauge = functools.partial(fix_eig_gauge, ns)
     return Backend("numpy", "cpu", ns)
 
 

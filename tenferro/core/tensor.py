@@ -79,6 +79,18 @@ class Tensor:
     def __rtruediv__(self, o):
         return _ops.divide(o, self)
 
+    def __floordiv__(self, o):
+        return _ops.floor_divide(self, o)
+
+    def __rfloordiv__(self, o):
+        return _ops.floor_divide(o, self)
+
+    def __mod__(self, o):
+        return _ops.remainder(self, o)
+
+    def __rmod__(self, o):
+        return _ops.remainder(o, self)
+
     def __pow__(self, o):
         return _ops.power(self, o)
 
@@ -242,6 +254,9 @@ class Tensor:
         return _ops.swapaxes(self, a, b)
 
     def flatten(self):
+        return _ops.reshape(self, (-1,))
+
+    def ravel(self):
         return _ops.reshape(self, (-1,))
 
     def squeeze(self, axis=None):

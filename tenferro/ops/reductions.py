@@ -9,8 +9,16 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import astype, normalize_axes, normalize_axis, reduction_axes, tensor_of, to_inexact
-from .elementwise import abs, abs2, divide, exp, log, sqrt, subtract, where
+from ._base import (
+    astype,
+    normalize_axes,
+    normalize_axis,
+    operands,
+    reduction_axes,
+    tensor_of,
+    to_inexact,
+)
+from .elementwise import abs, abs2, divide, exp, log, sign, sqrt, subtract, where
 from .shape import reshape
 
 
@@ -53,15 +61,30 @@ def prod(x, axis=None, keepdims=False) -> Tensor:
     return _keep(out, axes, x.shape, keepdims)
 
 
+def _ordered(name, x):
+    """Extrema and sorting need an order: complex input raises (NumPy orders complex numbers
+    lexicographically; tenferro does not order them)."""
+    if x.dtype.kind == "c":
+        raise DTypeError(
+            f"{name}: complex input ({x.dtype}) has no order in tenferro (NumPy compares complex "
+            f"numbers lexicographically); apply {name} to abs(x), x.real or x.imag."
+        )
+
+
 def _extremum(prim, name):
     def f(x, axis=None, keepdims=False):
         x = tensor_of(x)
+        _ordered(name, x)
         axes = reduction_axes(name, axis, x.ndim)
         out = bind(prim, x, axes=axes) if axes else x
         return _keep(out, axes, x.shape, keepdims)
 
     f.__name__ = name
-    f.__doc__ = f"``{name}`` over ``axis``; ties share the gradient equally."
+    f.__doc__ = (
+        f"``{name}`` over ``axis`` (default all). Ties share the gradient equally among all "
+        f"extremal entries. Complex input raises ``DTypeError`` (no order; NumPy's is "
+        f"lexicographic)."
+    )
     return f
 
 
@@ -73,13 +96,16 @@ amax, amin = max, min
 def _arg(prim, name):
     def f(x, axis=None):
         x = tensor_of(x)
+        _ordered(name, x)
         if axis is None:
             x, axis = reshape(x, (-1,)), 0
         return bind(prim, x, axis=normalize_axis(name, axis, x.ndim))
 
     f.__name__ = name
-    f.__doc__ = (f"Index of the {name[3:]}imum along ``axis`` (of the flattened tensor by "
-                 f"default); real input. Integer result: no gradient.")
+    f.__doc__ = (
+        f"Index of the {name[3:]}imum along ``axis`` (of the flattened tensor by default; the "
+        f"first one at ties), int64, no derivative. Complex input raises ``DTypeError``."
+    )
     return f
 
 
@@ -121,21 +147,43 @@ def safe_sqrt(s) -> Tensor:
     return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
 
 
-def logsumexp(x, axis=None, keepdims=False) -> Tensor:
-    """log(sum(exp(x))) computed stably."""
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) over ``axis``, computed stably (SciPy's signature; ``b`` defaults
+    to 1 and broadcasts against ``a``).
+
+    With ``return_sign=True`` returns ``(log|s|, sign(s))`` for s = sum(b exp(a)), so negative
+    weights are allowed; without it a negative sum gives nan, as SciPy. Derivative: the
+    weights b exp(a - out) (the softmax for b = 1); entries with b = 0 get none, also where
+    a = inf. Complex input is not supported (``DTypeError``)."""
     from .misc import stop_gradient
 
-    x = to_inexact(tensor_of(x))
-    axes = normalize_axes("logsumexp", axis, x.ndim)
+    x = to_inexact(tensor_of(a))
     if x.dtype.kind == "c":
         raise DTypeError("logsumexp: complex input is not supported; use real values.")
+    if b is not None:
+        w = tensor_of(b, like=x)
+        if w.dtype.kind == "c":
+            raise DTypeError("logsumexp: complex weights b are not supported.")
+        x, w = operands("logsumexp", x, to_inexact(w))
+    axes = normalize_axes("logsumexp", axis, x.ndim)
     m = stop_gradient(max(x, axes, keepdims=True))
     m = where(m > -np.inf, m, 0.0)
-    s = sum(exp(x - m), axes, keepdims=True)
-    out = log(s) + m
+    m = where(m < np.inf, m, 0.0)  # +inf: let exp(inf) = inf give the value inf
+    e = exp(x - m)
+    if b is not None:
+        e = where(w == 0, 0.0, w * e)  # b = 0 drops the term even where exp(a) = inf
+    s = sum(e, axes, keepdims=True)
+    if return_sign:
+        sgn = sign(s)
+        out = log(abs(s)) + m
+    else:
+        out = log(s) + m
     if not keepdims:
-        out = reshape(out, tuple(d for i, d in enumerate(x.shape) if i not in axes))
-    return out
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        out = reshape(out, shape)
+        if return_sign:
+            sgn = reshape(sgn, shape)
+    return (out, sgn) if return_sign else out
 
 
 def softmax(x, axis=-1) -> Tensor:

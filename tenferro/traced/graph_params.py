@@ -168,6 +168,16 @@ def BASIC_SPEC(v, _):
             raise BadParam(f"expected an int, null or [start, stop, step] entry, got {e!r}")
 
 
+def FFT_NORM(v, _):
+    if v not in ("backward", "ortho", "forward"):
+        raise BadParam(f"expected 'backward', 'ortho' or 'forward', got {v!r}")
+
+
+def LENGTH(v, m):
+    if not (_int(v) and 1 <= v <= m):
+        raise BadParam(f"expected a length from 1 to max_elements={m}, got {v!r}")
+
+
 def NEW_SIZE(v, _):
     """A run-time size this equation produces (see ``PRODUCES_SIZE``)."""
     if not (isinstance(v, Sym) and v.is_symbol):
@@ -187,6 +197,7 @@ _LINALG_EPS = {"eps": REAL}
 PARAM_KINDS: dict[str, dict] = {
     "argmax": {"axis": INT},
     "argmin": {"axis": INT},
+    "argsort": {"axis": INT},
     "broadcast_in_dim": {"shape": SHAPE, "broadcast_dimensions": INTS},
     "concatenate": {"dimension": INT},
     "convert_element_type": {"new_dtype": DTYPE},
@@ -197,7 +208,13 @@ PARAM_KINDS: dict[str, dict] = {
     "diag_embed": {"offset": INT, "dims": SHAPE},
     "diagonal": {"offset": INT},
     "dot_general": {"dimension_numbers": DIMENSION_NUMBERS},
+    "eig": _LINALG_EPS,
     "eigh": _LINALG_EPS,
+    "fft": {"axes": INTS, "inverse": BOOL, "norm": FFT_NORM},
+    "irfft": {"axis": INT, "n": LENGTH, "norm": FFT_NORM},
+    "polygamma": {"n": INDEX},
+    "rfft": {"axis": INT, "norm": FFT_NORM},
+    "sort": {"axis": INT},
     "eigvalsh": _LINALG_EPS,
     "flip": {"axes": INTS},
     "full": {"shape": SHAPE, "value": SCALAR, "dtype": DTYPE, "device": DEVICE},
