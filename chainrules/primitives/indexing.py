@@ -128,7 +128,7 @@ def _check_spec(op, x, spec):
         axis += 1
 
 
-basic_index_p = Primitive("basic_index", linear=True, cost=no_flops,
+basic_index_p = Primitive("basic_index", linear=True, cost=no_flops, validate_eager=False,
                           convention="NumPy basic indexing (ints, slices, new axes)")
 
 

@@ -24,25 +24,18 @@ from ..errors import GradientError, fmt_aval
 from ..ir.program import params_key
 from .checkpoint import record_checkpoint
 from .custom import record_custom_jvp, record_custom_vjp
-from .tape import BindContext, ImplContext, LeafNode, PrimitiveNode, Tape, backward_pass
+from .tape import _SEQ, BindContext, ImplContext, LeafNode, PrimitiveNode, Tape, backward_pass
 from .templates import get_template
 
 
 # ----------------------------------------------------------------- saved values
-class SavedTensor:
-    """An input kept for the backward pass, with the version it had when saved."""
-
-    __slots__ = ("tensor", "version")
-
-    def __init__(self, t: EagerTensor):
-        self.tensor = t
-        self.version = t._version
-
-    def load(self, node, raw):
-        t = self.tensor
-        if t._version != self.version:
-            _modified_error(node, t, self.version)
-        return t._value if raw else t
+# A saved input is the pair ``(tensor, version when saved)``; loading checks the version, so
+# an in-place change after the op was recorded raises instead of giving a wrong gradient.
+def _load_input(s, node, raw):
+    t, version = s
+    if t._version != version:
+        _modified_error(node, t, version)
+    return t._value if raw else t
 
 
 class SavedOutput:
@@ -130,7 +123,7 @@ class EagerTape(Tape):
         return y
 
     def save(self, x):
-        return SavedTensor(x)
+        return (x, x._version)
 
     def save_output(self, y):
         return SavedOutput(y)
@@ -139,18 +132,19 @@ class EagerTape(Tape):
         # Residuals that are inputs are kept as the inputs themselves (with their history,
         # checked for in-place changes); residuals fwd computed are constants for a
         # create_graph=True backward (the functional API differentiates them too).
-        by_id = {id(p): SavedTensor(a) for p, a in zip(primals, args)}
+        by_id = {id(p): (a, a._version) for p, a in zip(primals, args)}
         return [by_id.get(id(r), r) for r in res]
 
     def load(self, saved, node, ctx):
         raw = ctx.raw
-        return [s.load(node, raw) for s in saved]
+        return [_load_input(s, node, raw) if type(s) is tuple else s.load(node, raw)
+                for s in saved]
 
     def load_tensors(self, saved, node, ctx):
         out = []
         for s in saved:
-            if type(s) is SavedTensor:
-                t = s.load(node, False)
+            if type(s) is tuple:  # a saved input (residuals themselves are tensors)
+                t = _load_input(s, node, False)
                 s = _wrap(t._value, t._backend) if ctx.raw else t
             out.append(s)
         return out
@@ -199,18 +193,18 @@ class EagerTape(Tape):
         if prim.multiple_results:
             outs = [_wrap(o, backend) for o in out]
             if True not in tmpl.nonzero_out:
-                return outs
-            return self.record(tmpl, parents, args, outs, backend)
+                return tuple(outs)
+            return tuple(self.record(tmpl, parents, args, outs, backend))
         # One output (almost every op): the node ``record`` would make, without its loops.
         if not tmpl.nonzero_out[0]:
-            return [_wrap(out, backend)]
-        node = PrimitiveNode(self, tmpl, parents, backend)
+            return _wrap(out, backend)
+        node = EagerNode(tmpl, parents, backend)
         res = _wrap(out, backend, node, 0)
-        saved = [SavedTensor(args[i]) for i in tmpl.saved_in]
+        saved = [(args[i], args[i]._version) for i in tmpl.saved_in]
         if tmpl.saved_out:
             saved.append(SavedOutput(res))
         node.saved = saved
-        return [res]
+        return res
 
     def record_checkpoint(self, fn, args, policy):
         return record_checkpoint(self, fn, args, policy)
@@ -288,7 +282,22 @@ def _as_grad(ct, t, ctx):
     return ct if type(ct) is EagerTensor else as_eager(ct, like=t)
 
 
+class EagerNode(PrimitiveNode):
+    """A primitive recorded on the eager tape (``PrimitiveNode`` with its tape as a class
+    attribute: one attribute less to set on the hot path)."""
+
+    __slots__ = ()
+
+    def __init__(self, tmpl, parents, backend):
+        self.seq = next(_SEQ)
+        self.tmpl = tmpl
+        self.parents = parents
+        self.backend = backend
+        self.n_out = tmpl.n_out
+
+
 EAGER_TAPE = EagerTape()
+EagerNode.tape = EAGER_TAPE
 EVAL_TRACE.tape = EAGER_TAPE  # EvalTrace hands the ops it records to this tape
 
 

@@ -316,10 +316,16 @@ class EvalTrace(Trace):
     level = 0
     tape = None  # the eager tape (tenferro.autodiff.eager installs it)
 
+    eager = True
+
     def lift_all(self, args):
-        return args  # eager values are checked in process_primitive, nothing to lift
+        return args  # eager values are checked in eval, nothing to lift
 
     def process_primitive(self, prim, args, params):
+        return prim.as_list(self.eval(prim, args, params))
+
+    def eval(self, prim, args, params):
+        """Run ``prim`` now; the output (a tuple for several), recorded if it needs to be."""
         backend = None
         vals = []
         recording = False
@@ -367,8 +373,8 @@ class EvalTrace(Trace):
             return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend,
                                               pk)
         if prim.multiple_results:
-            return [_wrap(o, out_backend) for o in out]
-        return [_wrap(out, out_backend)]
+            return tuple([_wrap(o, out_backend) for o in out])
+        return _wrap(out, out_backend)
 
     # Functions with their own derivative rules, and checkpoints, concern only the tape.
     def process_checkpoint(self, fn, args, policy):
