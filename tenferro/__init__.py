@@ -11,7 +11,7 @@ to a complex z is dL/dRe z + i dL/dIm z (so ``grad(|z|^2) = 2z``), as in PyTorch
 from chainrules.dtypes import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
 from chainrules.dtypes import complex64, complex128, float32, float64, int32, int64
 
-from . import errors, lax, linalg, nn, optim, pytree  # noqa: E402  (last: they build on the names above)
+from . import errors, lax, linalg, nn, optim, pytree
 from .autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
 from .autodiff.custom import custom_jvp, custom_vjp
 from .autodiff.eager import autograd_grad

@@ -22,6 +22,8 @@ from scipy.special import erfcx as _erfcx
 
 import tenferro as tf
 
+from ..autodiff.custom import custom_jvp
+
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _TAYLOR = [_TWO_OVER_SQRT_PI * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(19)]
 _X0, _X1 = 1.0, 6.0
@@ -61,7 +63,7 @@ def _erf_value(x):
     return tf.where(tf.abs(x) < _X0, taylor, big)
 
 
-@tf.custom_jvp
+@custom_jvp
 def erf(x):
     """The error function (real input). Derivative 2/sqrt(pi) exp(-x^2), exact everywhere."""
     return _erf_value(x)

@@ -241,8 +241,8 @@ class LBFGS(Optimizer):
                     self._set(x0)
                     return f_, g_
 
-                loss, g, t, ls_evals = strong_wolfe(phi, t, d, loss, g, gtd,
-                                                    tolerance_change=tol_change)
+                # (the search's own tolerance stays at its default, as in PyTorch)
+                loss, g, t, ls_evals = strong_wolfe(phi, t, d, loss, g, gtd)
                 self._add(t, d)
                 converged = _absmax(g) <= tol_grad
             else:

@@ -50,8 +50,16 @@ def torch_run(fn, arrays, ct_seed=7):
     return out.detach().numpy(), grads
 
 
+def as_numpy(x):
+    """A tenferro or torch tensor (detached) or array-like as a NumPy array."""
+    if hasattr(x, "detach"):
+        x = x.detach()
+    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
 def assert_close(got, want, what="", rtol=RTOL):
-    got, want = np.asarray(got), np.asarray(want)
+    """Max-norm relative agreement: max|got - want| <= rtol * max|want|."""
+    got, want = as_numpy(got), as_numpy(want)
     assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
     scale = max(float(np.max(np.abs(want), initial=0.0)), 1e-300)
     err = float(np.max(np.abs(got - want), initial=0.0)) / scale
