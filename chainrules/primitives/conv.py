@@ -98,14 +98,32 @@ def _im2col_impl(xp, x, *, kernel_size, strides, padding, dilation):
             slice(lo, lo + m) for m, (lo, _) in zip(spatial, padding))] = x
     else:
         xp_ = x
+    windows = _window_view(xp, xp_, kernel_size, strides, dilation, o)
+    if windows is not None:  # NumPy/CuPy: one strided copy
+        return xp.ascontiguousarray(xp.permute_dims(
+            windows, (1,) + tuple(range(2 + nsp, 2 + 2 * nsp)) + (0,) + tuple(range(2, 2 + nsp))))
     out = xp.empty((c, *kernel_size, n, *o), dtype=x.dtype)
-    # one strided copy per kernel offset: (N, C, *O) -> (C, N, *O) into its slot
+    # array API only: one strided copy per kernel offset, (N, C, *O) -> (C, N, *O) into its slot
     perm = (1, 0) + tuple(range(2, 2 + nsp))
     for kidx in itertools.product(*[range(k) for k in kernel_size]):
         src = xp_[(slice(None), slice(None)) + tuple(
             _window(i * d, s, oo) for i, d, s, oo in zip(kidx, dilation, strides, o))]
         out[(slice(None),) + kidx + (Ellipsis,)] = xp.permute_dims(src, perm)
     return out
+
+
+def _window_view(xp, x, kernel_size, strides, dilation, o):
+    """A strided view (N, C, *O, *K) of every window (never written to), where the namespace
+    has ``lib.stride_tricks.as_strided`` (NumPy, CuPy); ``None`` otherwise."""
+    tricks = getattr(getattr(xp, "lib", None), "stride_tricks", None)
+    if tricks is None or not hasattr(tricks, "as_strided") or not hasattr(x, "strides"):
+        return None
+    nsp = len(kernel_size)
+    st = x.strides
+    shape = tuple(x.shape[:2]) + tuple(o) + tuple(kernel_size)
+    strides = tuple(st[:2]) + tuple(st[2 + i] * strides[i] for i in range(nsp)) + tuple(
+        st[2 + i] * dilation[i] for i in range(nsp))
+    return tricks.as_strided(x, shape=shape, strides=strides)  # only read, then copied
 
 
 im2col_p.def_jvp(
@@ -158,16 +176,16 @@ def _col2im_impl(xp, p, *, input_shape, kernel_size, strides, padding, dilation)
     c, n = p.shape[0], p.shape[1 + nsp]
     o = p.shape[2 + nsp:]
     padded = [m + lo + hi for m, (lo, hi) in zip(input_shape, padding)]
-    out = xp.zeros((n, c, *padded), dtype=p.dtype)
-    perm = (1, 0) + tuple(range(2, 2 + nsp))
+    # accumulate in (C, N, *padded) (no transposes inside the loop), transpose once at the end
+    out = xp.zeros((c, n, *padded), dtype=p.dtype)
     for kidx in itertools.product(*[range(k) for k in kernel_size]):
         dst = (slice(None), slice(None)) + tuple(
             _window(i * d, s, oo) for i, d, s, oo in zip(kidx, dilation, strides, o))
-        out[dst] += xp.permute_dims(p[(slice(None),) + kidx + (Ellipsis,)], perm)
+        out[dst] += p[(slice(None),) + kidx + (Ellipsis,)]
     if any(lo or hi for lo, hi in padding):
         out = out[(slice(None), slice(None)) + tuple(
             slice(lo, lo + m) for m, (lo, _) in zip(input_shape, padding))]
-    return out
+    return xp.permute_dims(out, (1, 0) + tuple(range(2, 2 + nsp)))
 
 
 col2im_p.def_jvp(
