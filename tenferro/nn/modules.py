@@ -181,6 +181,7 @@ class Module:
 
     # ------------------------------------------------------------------ calling
     def forward(self, *args, **kwargs):
+        """The computation; every subclass defines it."""
         raise NotImplementedError(f"{type(self).__name__} must define forward().")
 
     def __call__(self, *args, **kwargs):
@@ -199,15 +200,18 @@ class Module:
                 yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name)
 
     def modules(self) -> Iterator[Module]:
+        """Every module of the tree, this one first."""
         for _, m in self.named_modules():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """(name, submodule) for the direct submodules."""
         for name, m in self._modules.items():
             if m is not None:
                 yield name, m
 
     def children(self) -> Iterator[Module]:
+        """The direct submodules."""
         for _, m in self.named_children():
             yield m
 
@@ -226,13 +230,16 @@ class Module:
         yield from self._named("_parameters", prefix, recurse)
 
     def parameters(self, recurse: bool = True) -> Iterator[EagerTensor]:
+        """Every parameter (each shared one once), for an optimizer."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(self, prefix: str = "", recurse: bool = True):
+        """(dotted name, buffer) pairs."""
         yield from self._named("_buffers", prefix, recurse)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer (running statistics...)."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
@@ -290,6 +297,7 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Freeze (False) or unfreeze every parameter."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -331,13 +339,16 @@ class Module:
         return self
 
     def double(self) -> Module:
+        """``to(float64)``."""
         return self.to(tf.float64)
 
     def float(self) -> Module:
+        """``to(float32)``."""
         return self.to(tf.float32)
 
     # ---------------------------------------------------------------------- repr
     def extra_repr(self) -> str:
+        """The options shown inside ``repr(module)``."""
         return ""
 
     def __repr__(self) -> str:
@@ -354,7 +365,10 @@ def functional_call(module: Module, params_and_buffers: dict, args=(), kwargs=No
     names, as ``named_parameters``/``named_buffers``) in place of the module's own, then
     restore them. The values may be tracers, so this is how ``grad``/``jit``/``jvp`` see a
     model's parameters as a pytree. Names not given keep the module's tensors (``strict``:
-    every parameter and buffer must be given)."""
+    every parameter and buffer must be given). Pass detached values
+    (``{k: p.detach() for k, p in model.named_parameters()}``) for a purely functional use:
+    the parameters themselves require grad, so results would also be recorded on the eager
+    tape. The swap is visible to other threads using the same module meanwhile."""
     if not isinstance(args, tuple):
         args = (args,)
     slots = {}
