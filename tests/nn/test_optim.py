@@ -46,6 +46,7 @@ CASES = [
 ]
 
 
+@pytest.mark.numpy_only  # comparisons of numbers; the strict backend runs the tests below
 @pytest.mark.parametrize("name,kw", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
 @pytest.mark.parametrize("groups", [False, True])
 def test_trajectory_matches_torch(name, kw, groups):
@@ -99,6 +100,7 @@ def _lbfgs_problem(lib, x, cplx):
     return (w * re**2).sum() + im2 + 0.25 * ((re - 1) ** 4).sum() + lib.log(1 + (re**2).sum())
 
 
+@pytest.mark.numpy_only
 @pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_lbfgs_matches_torch(line_search, dtype):
