@@ -12,7 +12,8 @@ Two ways to write a convolution with tenferro's primitives are timed side by sid
 and PyTorch's ``torch.nn.functional.conv2d`` as the reference (for float64 PyTorch's CPU
 convolution is its own im2col + GEMM; for float32 it is oneDNN). float64 by default
 (``--dtype float32``), one thread, eager mode; "fwd+bwd" is the forward pass plus the gradients of
-sum(out * ct) w.r.t. input and weight. Medians; the ratio column is tenferro (im2col) / torch.
+sum(out * ct) w.r.t. input and weight. Medians, all variants interleaved within each
+repetition; the ratio column is tenferro (im2col) / torch.
 
 Run: python benchmarks/conv.py [--repeat 7] [--dtype float32]
 """
@@ -24,9 +25,11 @@ import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
 # isort: split
 
 import argparse
+import statistics
+import time
 
 import numpy as np
-from _common import median_time, pin_torch, table
+from _common import pin_torch, table
 
 import tenferro as tf
 import tenferro.nn.functional as F
@@ -41,6 +44,20 @@ CASES = [
     ("depthwise", 32, 64, 32, 32, 64, 3, 1, 1, 64),
     ("1x1", 32, 64, 32, 32, 128, 1, 1, 0, 1),
 ]
+
+
+def interleaved_medians(fns: dict, repeat: int) -> dict:
+    """Median time of each function, the functions interleaved within every repetition so
+    that background load (the sandbox is shared) affects all of them alike."""
+    for fn in fns.values():
+        fn()  # warm-up: template caches, allocator
+    ts = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in ts.items()}
 
 
 def conv_by_slices(x, w, stride, padding, groups):
@@ -91,8 +108,8 @@ def timings(case, repeat, dtype):
     a = F.conv2d(x, w, stride=stride, padding=pad, groups=groups).numpy()
     b = conv_by_slices(x, w, stride, pad, groups).numpy()
     assert np.allclose(a, b, rtol=tol, atol=tol * 100)
-    out = {"im2col": [median_time(f, repeat) for f in im2col],
-           "slices": [median_time(f, repeat) for f in slices]}
+    fns = {("im2col", 0): im2col[0], ("im2col", 1): im2col[1], ("slices", 0): slices[0],
+           ("slices", 1): slices[1]}
     if torch is not None:
         tx, tw = torch.tensor(xa), torch.tensor(wa)
         tct = torch.tensor(cta)
@@ -107,7 +124,11 @@ def timings(case, repeat, dtype):
 
         ref = torch.nn.functional.conv2d(tx, tw, stride=stride, padding=pad, groups=groups)
         assert np.allclose(a, ref.numpy(), rtol=tol, atol=tol * 100)
-        out["torch"] = [median_time(tfwd, repeat), median_time(tboth, repeat)]
+        fns[("torch", 0)], fns[("torch", 1)] = tfwd, tboth
+    med = interleaved_medians(fns, repeat)
+    out: dict = {}
+    for (lib, phase), t in sorted(med.items()):
+        out.setdefault(lib, [0.0, 0.0])[phase] = t
     return out
 
 
@@ -116,9 +137,8 @@ def pool_timings(repeat, dtype):
     xa = rng.standard_normal((64, 32, 28, 28)).astype(dtype)
     x = tf.tensor(xa)
     ct = tf.tensor(rng.standard_normal((64, 32, 14, 14)).astype(dtype))
-    out = {"tenferro": [
-        median_time(lambda: F.max_pool2d(x, 2).numpy(), repeat),
-        median_time(lambda: tf.grad(lambda x: tf.sum(F.max_pool2d(x, 2) * ct))(x), repeat)]}
+    fns = {("tenferro", 0): lambda: F.max_pool2d(x, 2).numpy(),
+           ("tenferro", 1): lambda: tf.grad(lambda x: tf.sum(F.max_pool2d(x, 2) * ct))(x)}
     if torch is not None:
         tx, tct = torch.tensor(xa), torch.tensor(ct.numpy())
 
@@ -126,8 +146,11 @@ def pool_timings(repeat, dtype):
             xx = tx.clone().requires_grad_()
             torch.autograd.grad((torch.nn.functional.max_pool2d(xx, 2) * tct).sum(), xx)
 
-        out["torch"] = [median_time(lambda: torch.nn.functional.max_pool2d(tx, 2), repeat),
-                        median_time(both, repeat)]
+        fns[("torch", 0)] = lambda: torch.nn.functional.max_pool2d(tx, 2)
+        fns[("torch", 1)] = both
+    out: dict = {}
+    for (lib, phase), t in sorted(interleaved_medians(fns, repeat).items()):
+        out.setdefault(lib, [0.0, 0.0])[phase] = t
     return out
 
 
