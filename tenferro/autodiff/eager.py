@@ -17,6 +17,7 @@ import weakref
 
 from chainrules import ShapedArray
 
+from ..caches import BoundedCache
 from ..core.dispatch import state
 from ..core.eager import EVAL_TRACE, EagerTensor, _avals, _wrap, as_eager, no_grad
 from ..errors import GradientError, fmt_aval
@@ -75,11 +76,45 @@ class EagerTape(Tape):
     """The recorder's hooks for eager tensors, the fast primitive path, and ``backward``."""
 
     def __init__(self):
-        self._templates: dict = {}
+        self._templates = BoundedCache("eager tape templates", 8192)
+        # node -> {output index: [hook, ...]}; weak, so hooks die with the graph
+        self._hooks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ hooks
     def leaf(self, t: EagerTensor) -> LeafNode:
-        return LeafNode(self, weakref.ref(t), ShapedArray(t.shape, t.dtype))
+        node = LeafNode(self, weakref.ref(t), ShapedArray(t.shape, t.dtype))
+        node.backend = t._backend
+        return node
+
+    # --------------------------------------------------------------- hooks
+    def register_hook(self, t: EagerTensor, fn) -> RemovableHandle:
+        """Call ``fn(grad)`` with ``t``'s gradient during every backward pass through it; a
+        returned tensor replaces the gradient (PyTorch's ``Tensor.register_hook``)."""
+        if t._node is None:
+            raise GradientError(
+                f"register_hook: the tensor ({fmt_aval(t)}) does not require grad; call "
+                f"requires_grad_() first."
+            )
+        fns = self._hooks.setdefault(t._node, {}).setdefault(t._index, [])
+        fns.append(fn)
+        return RemovableHandle(fns, fn)
+
+    def retain_grad(self, t: EagerTensor) -> None:
+        """Keep a non-leaf tensor's gradient in its ``.grad`` (accumulated like a leaf's)."""
+        if t._node is None:
+            raise GradientError(
+                f"retain_grad: the tensor ({fmt_aval(t)}) does not require grad.")
+        if t.is_leaf:
+            return
+        ref = weakref.ref(t)
+
+        def keep(g):
+            owner = ref()
+            if owner is not None:  # with create_graph the gradient keeps its history
+                owner._grad = g if owner._grad is None else owner._grad + g
+            return None
+
+        self.register_hook(t, keep)
 
     def parent(self, x):
         return None if x._node is None else (x._node, x._index)
@@ -127,9 +162,12 @@ class EagerTape(Tape):
         return ctx.raw  # stored outputs lack the history a create_graph backward needs
 
     # --------------------------------------------------------------- recording
-    def record_primitive(self, prim, params, args, vals, out, backend, in_backend) -> list:
-        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``)."""
-        pk = params_key(params)
+    def record_primitive(self, prim, params, args, vals, out, backend, in_backend,
+                         pk=None) -> list:
+        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``);
+        ``pk``: the params key if the caller computed it."""
+        if pk is None:
+            pk = params_key(params)
         if len(args) == 2:  # the common case, without building lists
             a, b = args
             va, vb = vals
@@ -156,7 +194,8 @@ class EagerTape(Tape):
         tmpl = self._templates.get(key)
         if tmpl is None:
             nz = tuple(p is not None for p in parents)
-            tmpl = self._templates[key] = get_template(prim, params, _avals(vals, in_backend), nz)
+            tmpl = self._templates.put(key, get_template(prim, params, _avals(vals, in_backend),
+                                                         nz))
         if prim.multiple_results:
             outs = [_wrap(o, backend) for o in out]
             if True not in tmpl.nonzero_out:
@@ -207,7 +246,8 @@ class EagerTape(Tape):
         prev = state.grad_enabled
         state.grad_enabled = bool(create_graph)
         try:
-            got = backward_pass(seeds, ctx, retain_graph=retain_graph, want=want)
+            got = backward_pass(seeds, ctx, retain_graph=retain_graph, want=want,
+                                hooks=self._hooks or None)
         finally:
             state.grad_enabled = prev
         if collect is not None:
@@ -227,6 +267,17 @@ class EagerTape(Tape):
             else:
                 t._grad = _wrap(t._grad._value + g._value, t._backend)
         return None
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, fns, fn):
+        self._fns, self._fn = fns, fn
+
+    def remove(self) -> None:
+        if self._fn in self._fns:
+            self._fns.remove(self._fn)
 
 
 def _as_grad(ct, t, ctx):

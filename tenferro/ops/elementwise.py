@@ -11,17 +11,23 @@ from chainrules.dtypes import is_complex
 
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, mark_view
 from ..errors import DTypeError
-from ._base import is_scalar, operands, tensor_of, to_inexact
+from ._base import PY_SCALARS, is_scalar, operands, scalar_constant, tensor_of, to_inexact
 
 
 def _binary(prim, name):
     def f(x, y):
-        if type(x) is EagerTensor and type(y) is EagerTensor and x._backend is y._backend:
-            vx, vy = x._value, y._value  # hot path: nothing to broadcast or promote
-            if vx.dtype == vy.dtype and vx.shape == vy.shape:
-                return bind(prim, x, y)
+        tx, ty = type(x), type(y)
+        if tx is EagerTensor:  # hot paths: nothing to broadcast or promote
+            if ty is EagerTensor and x._backend is y._backend:
+                vx, vy = x._value, y._value
+                if vx.dtype == vy.dtype and vx.shape == vy.shape:
+                    return bind(prim, x, y)
+            elif ty in PY_SCALARS and (c := scalar_constant(x, y)) is not None:
+                return bind(prim, x, c)
+        elif ty is EagerTensor and tx in PY_SCALARS and (c := scalar_constant(y, x)) is not None:
+            return bind(prim, c, y)
         a, b = operands(name, x, y)
         return bind(prim, a, b)
 
@@ -39,6 +45,10 @@ minimum = _binary(P.minimum_p, "minimum")
 
 def divide(x, y) -> Tensor:
     """True division (integers promote to float64)."""
+    if type(x) is EagerTensor and type(y) in PY_SCALARS and x.dtype.kind in "fc":
+        c = scalar_constant(x, y)
+        if c is not None:
+            return bind(P.div_p, x, c)
     a, b = operands("divide", x, y)
     if a.dtype.kind not in "fc":
         a, b = to_inexact(a), to_inexact(b)
@@ -46,6 +56,8 @@ def divide(x, y) -> Tensor:
 
 
 def arctan2(y, x) -> Tensor:
+    """Elementwise arctan(y / x) in the correct quadrant (NumPy's ``arctan2``); real inputs.
+    Convention: the gradient is 0 at the origin."""
     a, b = operands("arctan2", y, x)
     a, b = to_inexact(a), to_inexact(b)
     return bind(P.atan2_p, a, b)
@@ -71,6 +83,7 @@ def power(x, y) -> Tensor:
 
 
 def negative(x) -> Tensor:
+    """Elementwise ``-x``."""
     return bind(P.neg_p, tensor_of(x))
 
 
@@ -101,11 +114,13 @@ rsqrt = _unary(P.rsqrt_p, "rsqrt", "1/sqrt(x)")
 
 
 def square(x) -> Tensor:
+    """Elementwise ``x * x``."""
     x = tensor_of(x)
     return bind(P.square_p, x) if x.dtype.kind in "fc" else bind(P.mul_p, x, x)
 
 
 def reciprocal(x) -> Tensor:
+    """Elementwise ``1 / x`` (integers promote to float64)."""
     return divide(1, x)
 
 
@@ -118,23 +133,28 @@ def abs(x) -> Tensor:
 
 
 def sign(x) -> Tensor:
+    """Elementwise sign (``z / |z|`` for complex, 0 at 0). Convention: derivative 0 for real
+    input; for complex, only the tangential part, and 0 at 0."""
     return bind(P.sign_p, tensor_of(x))
 
 
 def conj(x) -> Tensor:
+    """Complex conjugate (a real tensor is returned as is)."""
     x = tensor_of(x)
     return bind(P.conj_p, x) if is_complex(x.dtype) else x
 
 
 def real(x) -> Tensor:
+    """Real part (a real tensor is its own real part)."""
     x = tensor_of(x)
-    return bind(P.real_p, x) if is_complex(x.dtype) else x
+    return mark_view(bind(P.real_p, x), x, "real") if is_complex(x.dtype) else x
 
 
 def imag(x) -> Tensor:
+    """Imaginary part (zeros for a real tensor)."""
     x = tensor_of(x)
     if is_complex(x.dtype):
-        return bind(P.imag_p, x)
+        return mark_view(bind(P.imag_p, x), x, "imag")
     return bind(P.full_p, shape=x.shape, value=0, dtype=x.dtype, device=x.device)
 
 
@@ -186,9 +206,9 @@ def where(condition, x, y) -> Tensor:
 
 
 def _broadcast3(c, a, b):
-    from ._base import broadcast_shapes, broadcast_to
+    from ._base import broadcast_shapes_of, broadcast_to
 
-    shape = broadcast_shapes("where", c.shape, a.shape)
+    shape = broadcast_shapes_of("where", c.shape, a.shape)
     return broadcast_to(c, shape), broadcast_to(a, shape), broadcast_to(b, shape)
 
 
@@ -198,6 +218,8 @@ def _compare(prim, name):
         return bind(prim, a, b)
 
     f.__name__ = name
+    f.__doc__ = (f"Elementwise ``{name}`` comparison with NumPy broadcasting and promotion. "
+                 f"Boolean result: no gradient.")
     return f
 
 
@@ -215,6 +237,8 @@ def _logical(prim, name):
         return bind(prim, a, b)
 
     f.__name__ = name
+    f.__doc__ = (f"Elementwise ``{name}`` of truth values (nonzero is True), with NumPy "
+                 f"broadcasting. Boolean result: no gradient.")
     return f
 
 
@@ -229,22 +253,29 @@ logical_or = _logical(P.logical_or_p, "logical_or")
 
 
 def logical_not(x) -> Tensor:
+    """Elementwise NOT of a boolean tensor (other dtypes: nonzero is True). Boolean result: no
+    gradient."""
     return bind(P.logical_not_p, _as_bool(tensor_of(x)))
 
 
 def isfinite(x) -> Tensor:
+    """Elementwise finiteness test. Boolean result: no gradient."""
     return bind(P.isfinite_p, tensor_of(x))
 
 
 def isnan(x) -> Tensor:
+    """Elementwise NaN test. Boolean result: no gradient."""
     return bind(P.isnan_p, tensor_of(x))
 
 
 def sigmoid(x) -> Tensor:
+    """The logistic function 1 / (1 + exp(-x)), computed as (tanh(x/2) + 1) / 2 (no overflow)."""
     x = to_inexact(tensor_of(x))
     return 0.5 * (tanh(0.5 * x) + 1)
 
 
 def softplus(x) -> Tensor:
+    """log(1 + exp(x)), computed stably as max(x, 0) + log1p(exp(-|x|)). Convention: the
+    derivative at 0 is 1/2 (the max splits its tie 50/50)."""
     x = to_inexact(tensor_of(x))
     return maximum(x, 0) + log1p(exp(-abs(x)))

@@ -9,7 +9,7 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import astype, normalize_axes, normalize_axis, tensor_of, to_inexact
+from ._base import astype, normalize_axes, normalize_axis, reduction_axes, tensor_of, to_inexact
 from .elementwise import abs, abs2, divide, exp, log, sqrt, subtract, where
 from .shape import reshape
 
@@ -28,14 +28,15 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
         x = astype(x, dtype)
     elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8):
         x = astype(x, np.int64)
-    axes = normalize_axes("sum", axis, x.ndim)
-    out = bind(P.reduce_sum_p, x, axes=tuple(sorted(axes))) if axes else x
+    axes = reduction_axes("sum", axis, x.ndim)
+    out = bind(P.reduce_sum_p, x, axes=axes) if axes else x
     return _keep(out, axes, x.shape, keepdims)
 
 
 def mean(x, axis=None, keepdims=False) -> Tensor:
+    """Arithmetic mean over ``axis`` (all axes by default); integers promote to float64."""
     x = to_inexact(tensor_of(x))
-    axes = normalize_axes("mean", axis, x.ndim)
+    axes = reduction_axes("mean", axis, x.ndim)
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -47,16 +48,16 @@ def prod(x, axis=None, keepdims=False) -> Tensor:
     x = tensor_of(x)
     if x.dtype.kind == "b":
         x = astype(x, np.int64)
-    axes = normalize_axes("prod", axis, x.ndim)
-    out = bind(P.reduce_prod_p, x, axes=tuple(sorted(axes))) if axes else x
+    axes = reduction_axes("prod", axis, x.ndim)
+    out = bind(P.reduce_prod_p, x, axes=axes) if axes else x
     return _keep(out, axes, x.shape, keepdims)
 
 
 def _extremum(prim, name):
     def f(x, axis=None, keepdims=False):
         x = tensor_of(x)
-        axes = normalize_axes(name, axis, x.ndim)
-        out = bind(prim, x, axes=tuple(sorted(axes))) if axes else x
+        axes = reduction_axes(name, axis, x.ndim)
+        out = bind(prim, x, axes=axes) if axes else x
         return _keep(out, axes, x.shape, keepdims)
 
     f.__name__ = name
@@ -77,6 +78,8 @@ def _arg(prim, name):
         return bind(prim, x, axis=normalize_axis(name, axis, x.ndim))
 
     f.__name__ = name
+    f.__doc__ = (f"Index of the {name[3:]}imum along ``axis`` (of the flattened tensor by "
+                 f"default); real input. Integer result: no gradient.")
     return f
 
 
@@ -85,6 +88,7 @@ argmin = _arg(P.argmin_p, "argmin")
 
 
 def cumsum(x, axis=None, reverse=False) -> Tensor:
+    """Cumulative sum along ``axis`` (of the flattened tensor by default)."""
     x = tensor_of(x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
@@ -94,6 +98,8 @@ def cumsum(x, axis=None, reverse=False) -> Tensor:
 
 
 def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom (NumPy's ``var``; complex:
+    of |x - mean|)."""
     x = to_inexact(tensor_of(x))
     axes = normalize_axes("var", axis, x.ndim)
     n = 1
@@ -104,6 +110,8 @@ def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
 
 
 def std(x, axis=None, ddof=0, keepdims=False) -> Tensor:
+    """Standard deviation: the square root of ``var``. Convention: the derivative where the
+    variance is 0 is taken as 0."""
     return safe_sqrt(var(x, axis, ddof, keepdims))
 
 
@@ -131,11 +139,13 @@ def logsumexp(x, axis=None, keepdims=False) -> Tensor:
 
 
 def softmax(x, axis=-1) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``axis``, computed stably (shifted by the maximum)."""
     x = to_inexact(tensor_of(x))
     return exp(x - logsumexp(x, axis, keepdims=True))
 
 
 def log_softmax(x, axis=-1) -> Tensor:
+    """x - logsumexp(x) along ``axis``, computed stably."""
     x = to_inexact(tensor_of(x))
     return x - logsumexp(x, axis, keepdims=True)
 

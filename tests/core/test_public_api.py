@@ -91,6 +91,14 @@ def test_linalg_exports_exactly_the_api():
     assert _public(tenferro.linalg) == LINALG
 
 
+def test_every_public_function_is_documented():
+    for module, names in ((tf, TENFERRO), (tenferro.linalg, LINALG)):
+        for name in sorted(names):
+            value = getattr(module, name)
+            if callable(value) and not isinstance(value, type(tf.float64)):
+                assert (getattr(value, "__doc__", None) or "").strip(), f"{module.__name__}.{name}"
+
+
 def test_nn_and_optim_export_exactly_the_api():
     assert set(tenferro.nn.__all__) == NN
     assert _public(tenferro.nn) == NN
