@@ -66,13 +66,15 @@ class Parameter(metaclass=_ParameterMeta):
     """``Parameter(data, requires_grad=True)``: a leaf eager tensor that a ``Module`` registers
     as a parameter when assigned to one of its attributes.
 
-    It *is* an ``EagerTensor`` (sharing ``data``'s values), marked as a parameter:
+    It *is* an ``EagerTensor`` (holding a copy of ``data``), marked as a parameter:
     ``isinstance(p, tenferro.nn.Parameter)`` is true for it, as in PyTorch."""
 
     def __new__(cls, data=None, requires_grad: bool = True) -> EagerTensor:  # type: ignore[misc]
         if data is None:
             data = tf.zeros((0,))
-        t = data.detach() if isinstance(data, EagerTensor) else tf.tensor(data)
+        # a copy of the values (a detached tensor would refuse the in-place updates
+        # optimizers make; tenferro tensors share no memory anyway)
+        t = data.detach().clone() if isinstance(data, EagerTensor) else tf.tensor(data)
         if not isinstance(t, EagerTensor):
             raise DTypeError(f"Parameter: expected concrete (eager) data, got "
                              f"{type(data).__name__}.")
@@ -322,7 +324,7 @@ class Module:
     def to(self, dtype=None, device=None) -> Module:
         """Convert parameters and buffers (new parameter objects: create optimizers after)."""
         def conv(t):
-            out = t.detach()
+            out = t.detach().clone()
             if dtype is not None and out.dtype.kind in "fc":
                 out = tf.astype(out, dtype)
             if device is not None:
