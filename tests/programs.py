@@ -152,6 +152,19 @@ PROGRAMS = [
     Program("vdot_outer_kron", lambda x, y: tf.vdot(x, y) + tf.outer(x, y).sum()
             + tf.kron(tf.reshape(x, (2, 2)), tf.reshape(y, (2, 2))).sum(), ((4,), (4,))),
     Program("matvec", lambda x, y: x @ y + y @ x.T, ((4, 4), (4,))),
+    # -- sliding windows (chainrules/primitives/conv.py) and what nn.functional builds on them
+    Program("im2col", lambda x: tf.lax.im2col(x, kernel_size=(2, 3), strides=(1, 2),
+                                              padding=((1, 0), (0, 2)), dilation=(2, 1)),
+            ((2, 3, 4, 5),), linear=True),
+    Program("col2im", lambda p: tf.lax.col2im(p, input_shape=(4, 5), kernel_size=(2, 3),
+                                              strides=(1, 2), padding=((1, 0), (0, 2)),
+                                              dilation=(2, 1)),
+            ((3, 2, 3, 2, 3, 3),), linear=True),
+    Program("conv2d", lambda x, w: tf.nn.functional.conv2d(x, w, stride=(2, 1), padding=1,
+                                                           groups=2),
+            ((2, 4, 5, 4), (6, 2, 3, 2))),
+    Program("max_pool2d", lambda x: tf.nn.functional.max_pool2d(x, 2, stride=1, padding=1),
+            ((2, 3, 4, 3),), dtypes=R),
     # -- patterns
     Program("fan_out_dag", lambda x: _diamond(x), (S,)),
     Program("complex_mixing", lambda x, y: tf.abs2(x * tf.conj(y)) + tf.angle(x + 0.1)

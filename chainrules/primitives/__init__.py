@@ -1,5 +1,6 @@
 """Every primitive, with its rules next to it. Import names end in ``_p``."""
 
+from .conv import col2im_p, im2col_p
 from .dot import dot_general_p
 from .eig import eig_p
 from .elementwise import (

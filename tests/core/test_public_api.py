@@ -6,6 +6,9 @@ import types
 
 import tenferro as tf
 import tenferro.linalg
+import tenferro.nn
+import tenferro.nn.functional
+import tenferro.optim
 
 TENFERRO = {
     "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
@@ -22,7 +25,8 @@ TENFERRO = {
     "linear_transpose", "linearize", "linspace", "load", "log", "log1p", "log_softmax",
     "logical_and", "logical_not", "logical_or", "logsumexp", "manual_seed", "matmul",
     "matrix_trace", "max", "maximum", "mean", "min", "minimum", "moveaxis", "mul", "multiply",
-    "ncon", "neg", "negative", "no_grad", "norm", "normal", "not_equal", "ones", "ones_like",
+    "ncon", "neg", "negative", "nn", "no_grad", "norm", "normal", "not_equal", "ones",
+    "ones_like", "optim",
     "outer", "pad", "permute", "permute_dims", "pow", "power", "prod", "pytree", "rand",
     "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "saved_residuals",
     "scatter_add", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid", "sign",
@@ -48,6 +52,29 @@ LINALG = {
     "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
     "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
     "EigResult", "eig", "eigvals", "matrix_power",  # general eigenproblem, matrix powers
+}
+
+NN = {
+    "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU",
+    "GroupNorm", "HuberLoss", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
+    "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh",
+    "functional", "functional_call"
+}
+
+NN_FUNCTIONAL = {
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
+    "cross_entropy", "dropout", "elu", "embedding", "gelu", "group_norm", "huber_loss", "kl_div",
+    "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d",
+    "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu",
+    "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus",
+    "tanh"
+}
+
+OPTIM = {
+    "Adam", "AdamW", "LBFGS", "Optimizer", "SGD"
 }
 
 
@@ -102,3 +129,20 @@ def test_fft_and_special_export_exactly_the_api():
         assert set(module.__all__) == names
         for n in names:
             assert getattr(module, n).__doc__, f"{module.__name__}.{n} has no docstring"
+
+
+def test_nn_and_optim_export_exactly_the_api():
+    assert set(tenferro.nn.__all__) == NN
+    assert _public(tenferro.nn) == NN
+    assert set(tenferro.nn.functional.__all__) == NN_FUNCTIONAL
+    assert _public(tenferro.nn.functional) == NN_FUNCTIONAL
+    assert set(tenferro.optim.__all__) == OPTIM
+    assert _public(tenferro.optim) == OPTIM
+
+
+def test_every_nn_and_optim_name_is_documented():
+    for module, names in ((tenferro.nn, NN), (tenferro.nn.functional, NN_FUNCTIONAL),
+                          (tenferro.optim, OPTIM)):
+        for name in names:
+            doc = getattr(module, name).__doc__
+            assert doc and len(doc.strip()) > 20, f"{module.__name__}.{name} has no docstring"
