@@ -163,6 +163,12 @@ class Primitive:
         at run time); defaults to one FLOP per element.
     ``convention``
         What the derivative is at non-differentiable points (documented, tested).
+    ``validate_eager``
+        ``False`` when ``impl`` itself rejects every input ``abstract_eval`` rejects: eager
+        mode then skips ``abstract_eval`` on the hot path (and runs it to word the error when
+        ``impl`` fails). Elementwise primitives, whose operands the user layer has already
+        broadcast and promoted, and simple layout operations. ``TENFERRO_CHECK=1`` validates
+        every application regardless; traced mode always does.
     """
 
     def __init__(
@@ -189,8 +195,6 @@ class Primitive:
         self.cse = cse
         self.cost = cost if cost is not None else elementwise_cost
         self.convention = convention
-        # Elementwise primitives skip abstract_eval in eager mode: the user-facing layer has
-        # already broadcast and promoted their operands (TENFERRO_CHECK=1 validates anyway).
         self.validate_eager = validate_eager
         # For transfers only: params -> the device the output lives on.
         self.out_device = out_device

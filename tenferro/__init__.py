@@ -11,7 +11,7 @@ to a complex z is dL/dRe z + i dL/dIm z (so ``grad(|z|^2) = 2z``), as in PyTorch
 from chainrules.dtypes import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
 from chainrules.dtypes import complex64, complex128, float32, float64, int32, int64
 
-from . import errors, lax, linalg, pytree
+from . import errors, fft, lax, linalg, pytree, special
 from .autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
 from .autodiff.custom import custom_jvp, custom_vjp
 from .autodiff.eager import autograd_grad
@@ -31,9 +31,12 @@ from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
 
 __version__ = "0.1.0"
 
+# Last, on purpose: nn and optim are written against the names above (tf.* at call time).
+from . import nn, optim  # noqa: E402
+
 _api = [
     # submodules that are part of the API
-    "errors", "lax", "linalg", "pytree",
+    "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int32", "int64",
     # tensors and devices

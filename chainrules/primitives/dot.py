@@ -74,15 +74,20 @@ def _layout(xnd, ynd, dimension_numbers):
     yf = tuple(free_axes(ynd, rc, rb))
     xperm = tuple(lb) + xf + tuple(lc)
     yperm = tuple(rb) + tuple(rc) + yf
-    return (None if xperm == tuple(range(xnd)) else xperm,
-            None if yperm == tuple(range(ynd)) else yperm, xf, yf)
+    xperm = None if xperm == tuple(range(xnd)) else xperm
+    yperm = None if yperm == tuple(range(ynd)) else yperm
+    # already (batch..., m, k) @ (batch..., k, n): one matmul, nothing to move
+    direct = xperm is None and yperm is None and len(xf) == len(yf) == len(lc) == 1
+    return xperm, yperm, xf, yf, direct
 
 
 @dot_general_p.def_impl
 def _dot_impl(xp, x, y, *, dimension_numbers):
     # permute (a view) + reshape (a copy only when the axis groups are not contiguous) +
     # one BLAS matmul: what tensordot does, without its per-call argument handling
-    xperm, yperm, xf, yf = _layout(x.ndim, y.ndim, dimension_numbers)
+    xperm, yperm, xf, yf, direct = _layout(x.ndim, y.ndim, dimension_numbers)
+    if direct:
+        return xp.matmul(x, y)
     (lc, _), (lb, _) = dimension_numbers
     xs, ys = x.shape, y.shape
     bshape = tuple([xs[a] for a in lb])

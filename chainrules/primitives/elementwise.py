@@ -158,6 +158,72 @@ rsqrt_p = _analytic(
 )
 square_p = _analytic("square", lambda xp, x: xp.square(x), lambda b, x, y: b.mul(x, 2))
 
+# inverse trigonometric and hyperbolic functions (complex: principal branches, whose derivatives
+# are the formulas below with the principal square root)
+arcsin_p = _analytic(
+    "arcsin", lambda xp, x: xp.asin(x), lambda b, x, y: b.rsqrt(b.sub(1, b.mul(x, x))),
+    "derivative 1/sqrt(1 - x^2): inf at x = +-1; complex: principal branch",
+)
+arccos_p = _analytic(
+    "arccos", lambda xp, x: xp.acos(x),
+    lambda b, x, y: b.neg(b.rsqrt(b.sub(1, b.mul(x, x)))),
+    "derivative -1/sqrt(1 - x^2): inf at x = +-1; complex: principal branch",
+)
+arcsinh_p = _analytic(
+    "arcsinh", lambda xp, x: xp.asinh(x), lambda b, x, y: b.rsqrt(b.add(b.mul(x, x), 1)),
+    "complex: principal branch (derivative 1/sqrt(1 + z^2))",
+)
+arccosh_p = _analytic(
+    "arccosh", lambda xp, x: xp.acosh(x),
+    lambda b, x, y: b.mul(b.rsqrt(b.sub(x, 1)), b.rsqrt(b.add(x, 1))),
+    "derivative 1/(sqrt(x - 1) sqrt(x + 1)): inf at x = 1; complex: principal branch",
+)
+arctanh_p = _analytic(
+    "arctanh", lambda xp, x: xp.atanh(x), lambda b, x, y: b.reciprocal(b.sub(1, b.mul(x, x))),
+    "derivative 1/(1 - x^2): inf at x = +-1; complex: principal branch",
+)
+
+_LN2, _LN10 = 0.6931471805599453, 2.302585092994046
+
+
+def _exp2_impl(xp, x):
+    f = getattr(xp, "exp2", None)  # NumPy/CuPy have it; the array API standard does not
+    return f(x) if f is not None else xp.pow(2.0, x)
+
+
+exp2_p = _analytic("exp2", _exp2_impl, lambda b, x, y: b.mul(y, _LN2))
+log2_p = _analytic(
+    "log2", lambda xp, x: xp.log2(x), lambda b, x, y: b.div(1 / _LN2, x),
+    "derivative 1/(x ln 2) (inf at 0); complex: principal branch",
+)
+log10_p = _analytic(
+    "log10", lambda xp, x: xp.log10(x), lambda b, x, y: b.div(1 / _LN10, x),
+    "derivative 1/(x ln 10) (inf at 0); complex: principal branch",
+)
+
+
+# ------------------------------------------------------------- rounding (piecewise constant)
+def _rounding(name, impl, what):
+    p = Primitive(
+        name, differentiable=False,
+        convention=f"{what}: piecewise constant, derivative 0 everywhere (also at the jumps)",
+    )
+
+    @p.def_abstract_eval
+    def aval(x):
+        require_real(name, x)
+        require_inexact(name, x)
+        return x
+
+    p.def_impl(impl)
+    return p
+
+
+floor_p = _rounding("floor", lambda xp, x: xp.floor(x), "largest integer <= x")
+ceil_p = _rounding("ceil", lambda xp, x: xp.ceil(x), "smallest integer >= x")
+trunc_p = _rounding("trunc", lambda xp, x: xp.trunc(x), "integer part, rounded toward 0")
+round_p = _rounding("round", lambda xp, x: xp.round(x), "nearest integer, halves to even")
+
 
 # ------------------------------------------------------------------ abs and sign
 abs_p = Primitive("abs", convention="d abs(x)/dx = sign(x), which is 0 at x = 0 (also for complex)")
@@ -222,7 +288,8 @@ def _binary_aval(op, *, inexact=False, real=False):
             require_inexact(op, a)
         if real:
             require_real(op, a)
-        if a.dtype.kind == "b" and op in ("add", "sub", "mul", "div"):
+        if a.dtype.kind == "b" and op in ("add", "sub", "mul", "div", "remainder",
+                                          "floor_divide", "fmod"):
             raise DTypeError(f"{op}: bool operands; use logical_and/logical_or or cast first.")
         return a
 
@@ -356,6 +423,66 @@ def _atan2_jvp(b, primals, tangents):
     inv = b.select(is0, b.zeros_like(r2), b.reciprocal(b.select(is0, b.ones_like(r2), r2)))
     t = b.add(b.mul(ty, b.mul(x, inv)), b.mul(tx, b.neg(b.mul(y, inv))))
     return out, t
+
+
+floor_divide_p = Primitive(
+    "floor_divide", differentiable=False,
+    convention="floor(x / y) as NumPy computes it (consistent with remainder): piecewise "
+    "constant, derivative 0",
+)
+floor_divide_p.def_abstract_eval(_binary_aval("floor_divide", real=True))
+floor_divide_p.def_impl(lambda xp, x, y: xp.floor_divide(x, y))
+
+remainder_p = Primitive(
+    "remainder",
+    convention="x - floor_divide(x, y) * y, the sign of the divisor (Python's %); derivative "
+    "1 in x and -floor_divide(x, y) in y: the derivative of the piece containing the point "
+    "(also at the jumps, where x / y is an integer)",
+)
+remainder_p.def_abstract_eval(_binary_aval("remainder", real=True))
+remainder_p.def_impl(lambda xp, x, y: xp.remainder(x, y))
+
+
+@remainder_p.def_jvp
+def _remainder_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = b.bind(remainder_p, x, y)
+    if not is_inexact(x.dtype):
+        return out, Zero(ShapedArray(x.shape, x.dtype))
+    return out, b.sub(tx, b.mul(ty, b.bind(floor_divide_p, x, y)))
+
+
+def _fmod_impl(xp, x, y):
+    f = getattr(xp, "fmod", None)  # NumPy/CuPy; the array API standard has no fmod
+    if f is not None:
+        return f(x, y)
+    # fmod of non-negative operands is the remainder; it is exact, and takes x's sign
+    r = xp.remainder(xp.abs(x), xp.abs(y))
+    if xp.isdtype(x.dtype, "real floating"):
+        return xp.copysign(r, x)
+    return xp.where(x < 0, -r, r)
+
+
+fmod_p = Primitive(
+    "fmod",
+    convention="C's fmod: x - trunc(x / y) * y, the sign of the dividend; derivative 1 in x and "
+    "-trunc(x / y) in y: the derivative of the piece containing the point (also at the jumps)",
+)
+fmod_p.def_abstract_eval(_binary_aval("fmod", real=True))
+fmod_p.def_impl(_fmod_impl)
+
+
+@fmod_p.def_jvp
+def _fmod_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = b.bind(fmod_p, x, y)
+    if not is_inexact(x.dtype):
+        return out, Zero(ShapedArray(x.shape, x.dtype))
+    if type(ty) is Zero:
+        return out, tx
+    q = b.bind(floor_divide_p, b.abs(x), b.abs(y))  # |trunc(x / y)|
+    q = b.mul(q, b.mul(b.sign(x), b.sign(y)))
+    return out, b.sub(tx, b.mul(ty, q))
 
 
 def _tie_weight(b, x, y, win):

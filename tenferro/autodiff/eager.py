@@ -17,31 +17,25 @@ import weakref
 
 from chainrules import ShapedArray
 
+from ..caches import BoundedCache
 from ..core.dispatch import state
 from ..core.eager import EVAL_TRACE, EagerTensor, _avals, _wrap, as_eager, no_grad
 from ..errors import GradientError, fmt_aval
 from ..ir.program import params_key
 from .checkpoint import record_checkpoint
 from .custom import record_custom_jvp, record_custom_vjp
-from .tape import BindContext, ImplContext, LeafNode, PrimitiveNode, Tape, backward_pass
+from .tape import _SEQ, BindContext, ImplContext, LeafNode, PrimitiveNode, Tape, backward_pass
 from .templates import get_template
 
 
 # ----------------------------------------------------------------- saved values
-class SavedTensor:
-    """An input kept for the backward pass, with the version it had when saved."""
-
-    __slots__ = ("tensor", "version")
-
-    def __init__(self, t: EagerTensor):
-        self.tensor = t
-        self.version = t._version
-
-    def load(self, node, raw):
-        t = self.tensor
-        if t._version != self.version:
-            _modified_error(node, t, self.version)
-        return t._value if raw else t
+# A saved input is the pair ``(tensor, version when saved)``; loading checks the version, so
+# an in-place change after the op was recorded raises instead of giving a wrong gradient.
+def _load_input(s, node, raw):
+    t, version = s
+    if t._version != version:
+        _modified_error(node, t, version)
+    return t._value if raw else t
 
 
 class SavedOutput:
@@ -75,11 +69,45 @@ class EagerTape(Tape):
     """The recorder's hooks for eager tensors, the fast primitive path, and ``backward``."""
 
     def __init__(self):
-        self._templates: dict = {}
+        self._templates = BoundedCache("eager tape templates", 8192)
+        # node -> {output index: [hook, ...]}; weak, so hooks die with the graph
+        self._hooks: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------------ hooks
     def leaf(self, t: EagerTensor) -> LeafNode:
-        return LeafNode(self, weakref.ref(t), ShapedArray(t.shape, t.dtype))
+        node = LeafNode(self, weakref.ref(t), ShapedArray(t.shape, t.dtype))
+        node.backend = t._backend
+        return node
+
+    # --------------------------------------------------------------- hooks
+    def register_hook(self, t: EagerTensor, fn) -> RemovableHandle:
+        """Call ``fn(grad)`` with ``t``'s gradient during every backward pass through it; a
+        returned tensor replaces the gradient (PyTorch's ``Tensor.register_hook``)."""
+        if t._node is None:
+            raise GradientError(
+                f"register_hook: the tensor ({fmt_aval(t)}) does not require grad; call "
+                f"requires_grad_() first."
+            )
+        fns = self._hooks.setdefault(t._node, {}).setdefault(t._index, [])
+        fns.append(fn)
+        return RemovableHandle(fns, fn)
+
+    def retain_grad(self, t: EagerTensor) -> None:
+        """Keep a non-leaf tensor's gradient in its ``.grad`` (accumulated like a leaf's)."""
+        if t._node is None:
+            raise GradientError(
+                f"retain_grad: the tensor ({fmt_aval(t)}) does not require grad.")
+        if t.is_leaf:
+            return
+        ref = weakref.ref(t)
+
+        def keep(g):
+            owner = ref()
+            if owner is not None:  # with create_graph the gradient keeps its history
+                owner._grad = g if owner._grad is None else owner._grad + g
+            return None
+
+        self.register_hook(t, keep)
 
     def parent(self, x):
         return None if x._node is None else (x._node, x._index)
@@ -95,7 +123,7 @@ class EagerTape(Tape):
         return y
 
     def save(self, x):
-        return SavedTensor(x)
+        return (x, x._version)
 
     def save_output(self, y):
         return SavedOutput(y)
@@ -104,18 +132,19 @@ class EagerTape(Tape):
         # Residuals that are inputs are kept as the inputs themselves (with their history,
         # checked for in-place changes); residuals fwd computed are constants for a
         # create_graph=True backward (the functional API differentiates them too).
-        by_id = {id(p): SavedTensor(a) for p, a in zip(primals, args)}
+        by_id = {id(p): (a, a._version) for p, a in zip(primals, args)}
         return [by_id.get(id(r), r) for r in res]
 
     def load(self, saved, node, ctx):
         raw = ctx.raw
-        return [s.load(node, raw) for s in saved]
+        return [_load_input(s, node, raw) if type(s) is tuple else s.load(node, raw)
+                for s in saved]
 
     def load_tensors(self, saved, node, ctx):
         out = []
         for s in saved:
-            if type(s) is SavedTensor:
-                t = s.load(node, False)
+            if type(s) is tuple:  # a saved input (residuals themselves are tensors)
+                t = _load_input(s, node, False)
                 s = _wrap(t._value, t._backend) if ctx.raw else t
             out.append(s)
         return out
@@ -127,9 +156,12 @@ class EagerTape(Tape):
         return ctx.raw  # stored outputs lack the history a create_graph backward needs
 
     # --------------------------------------------------------------- recording
-    def record_primitive(self, prim, params, args, vals, out, backend, in_backend) -> list:
-        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``)."""
-        pk = params_key(params)
+    def record_primitive(self, prim, params, args, vals, out, backend, in_backend,
+                         pk=None) -> list:
+        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``);
+        ``pk``: the params key if the caller computed it."""
+        if pk is None:
+            pk = params_key(params)
         if len(args) == 2:  # the common case, without building lists
             a, b = args
             va, vb = vals
@@ -156,22 +188,23 @@ class EagerTape(Tape):
         tmpl = self._templates.get(key)
         if tmpl is None:
             nz = tuple(p is not None for p in parents)
-            tmpl = self._templates[key] = get_template(prim, params, _avals(vals, in_backend), nz)
+            tmpl = self._templates.put(key, get_template(prim, params, _avals(vals, in_backend),
+                                                         nz))
         if prim.multiple_results:
             outs = [_wrap(o, backend) for o in out]
             if True not in tmpl.nonzero_out:
-                return outs
-            return self.record(tmpl, parents, args, outs, backend)
+                return tuple(outs)
+            return tuple(self.record(tmpl, parents, args, outs, backend))
         # One output (almost every op): the node ``record`` would make, without its loops.
         if not tmpl.nonzero_out[0]:
-            return [_wrap(out, backend)]
-        node = PrimitiveNode(self, tmpl, parents, backend)
+            return _wrap(out, backend)
+        node = EagerNode(tmpl, parents, backend)
         res = _wrap(out, backend, node, 0)
-        saved = [SavedTensor(args[i]) for i in tmpl.saved_in]
+        saved = [(args[i], args[i]._version) for i in tmpl.saved_in]
         if tmpl.saved_out:
             saved.append(SavedOutput(res))
         node.saved = saved
-        return [res]
+        return res
 
     def record_checkpoint(self, fn, args, policy):
         return record_checkpoint(self, fn, args, policy)
@@ -207,7 +240,8 @@ class EagerTape(Tape):
         prev = state.grad_enabled
         state.grad_enabled = bool(create_graph)
         try:
-            got = backward_pass(seeds, ctx, retain_graph=retain_graph, want=want)
+            got = backward_pass(seeds, ctx, retain_graph=retain_graph, want=want,
+                                hooks=self._hooks or None)
         finally:
             state.grad_enabled = prev
         if collect is not None:
@@ -229,6 +263,17 @@ class EagerTape(Tape):
         return None
 
 
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, fns, fn):
+        self._fns, self._fn = fns, fn
+
+    def remove(self) -> None:
+        if self._fn in self._fns:
+            self._fns.remove(self._fn)
+
+
 def _as_grad(ct, t, ctx):
     if ct is None:
         return None
@@ -237,7 +282,22 @@ def _as_grad(ct, t, ctx):
     return ct if type(ct) is EagerTensor else as_eager(ct, like=t)
 
 
+class EagerNode(PrimitiveNode):
+    """A primitive recorded on the eager tape (``PrimitiveNode`` with its tape as a class
+    attribute: one attribute less to set on the hot path)."""
+
+    __slots__ = ()
+
+    def __init__(self, tmpl, parents, backend):
+        self.seq = next(_SEQ)
+        self.tmpl = tmpl
+        self.parents = parents
+        self.backend = backend
+        self.n_out = tmpl.n_out
+
+
 EAGER_TAPE = EagerTape()
+EagerNode.tape = EAGER_TAPE
 EVAL_TRACE.tape = EAGER_TAPE  # EvalTrace hands the ops it records to this tape
 
 

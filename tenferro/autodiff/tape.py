@@ -45,9 +45,18 @@ class Node:
     __slots__ = ("parents", "seq", "tape", "backend", "__weakref__")
     is_leaf = False
     n_out = 1
+    name = "node"
 
     def release(self):
         pass
+
+    @property
+    def next_functions(self) -> tuple:
+        """``(node, output index)`` of each input (``None`` for constants), as in PyTorch."""
+        return tuple(self.parents)
+
+    def __repr__(self):
+        return f"<{self.name} backward>"
 
 
 class LeafNode(Node):
@@ -55,6 +64,7 @@ class LeafNode(Node):
 
     __slots__ = ("ref", "aval")
     is_leaf = True
+    name = "leaf"
 
     def __init__(self, tape, ref, aval):
         self.parents = ()
@@ -98,9 +108,6 @@ class PrimitiveNode(Node):
 
     def release(self):
         self.saved = None
-
-    def __repr__(self):
-        return f"<{self.name} backward>"
 
 
 def released_error(op: str) -> GradientError:
@@ -190,13 +197,15 @@ def toposort(roots) -> list[Node]:
     return sorted(seen.values(), key=lambda n: -n.seq)
 
 
-def backward_pass(seeds, ctx, *, retain_graph=True, want=None):
+def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
     """Propagate cotangents from ``seeds`` = [(node, output_index, ct)].
 
     Returns ``{(id(node), index): (node, ct)}`` for every ``LeafNode`` reached, or, when
     ``want`` (a collection of ``(id(node), index)``) is given, for those outputs only (and
     only the part of the graph leading to them is differentiated). Unless ``retain_graph``,
-    every visited node frees its saved values.
+    every visited node frees its saved values. ``hooks`` maps a node to
+    ``{output index: [fn, ...]}``: each ``fn(ct)`` sees an output's complete cotangent (as a
+    tensor) before it is used, and may return a replacement.
     """
     needed = None
     if want is not None:
@@ -218,6 +227,8 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None):
         while heap:
             node = heapq.heappop(heap)[1]
             cts = pending.pop(id(node))
+            if hooks and node in hooks:
+                cts = _run_hooks(hooks[node], cts, node, ctx)
             if node.is_leaf:
                 if want is None or (id(node), 0) in want:
                     got[(id(node), 0)] = (node, cts[0])
@@ -238,6 +249,25 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None):
             for node in visited:
                 node.release()
     return got
+
+
+def _run_hooks(by_index, cts, node, ctx) -> list:
+    cts = list(cts)
+    for i, fns in by_index.items():
+        if cts[i] is None:
+            continue
+        (ct,) = ctx.to_tensors([cts[i]], node)
+        for fn in list(fns):
+            new = fn(ct)
+            if new is not None:
+                if tuple(new.shape) != tuple(ct.shape) or new.dtype != ct.dtype:
+                    raise GradientError(
+                        f"a gradient hook returned {new.dtype}{list(new.shape)} for a gradient "
+                        f"{ct.dtype}{list(ct.shape)}; a hook must keep the shape and dtype."
+                    )
+                ct = new
+        (cts[i],) = ctx.from_tensors([ct])
+    return cts
 
 
 def _accumulate(pending, heap, node, i, ct, add):

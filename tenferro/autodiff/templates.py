@@ -18,6 +18,7 @@ from chainrules import Zero
 from chainrules.core import out_avals
 from chainrules.dtypes import is_inexact
 
+from ..caches import BoundedCache
 from ..ir.compile import compile_program
 from ..ir.passes import cse, dce, fold_shapes
 from ..ir.program import IRBuilder, Program, Var, params_key, used_vars
@@ -123,13 +124,12 @@ def simplify(program: Program) -> Program:
     return dce(cse(fold_shapes(program)))
 
 
-_CACHE: dict = {}
+_CACHE = BoundedCache("derivative templates", 8192)
 
 
-def get_template(prim, params, in_avals, nonzero_in, key=None) -> Template:
-    if key is None:
-        key = (prim, params_key(params), tuple(in_avals), tuple(nonzero_in))
+def get_template(prim, params, in_avals, nonzero_in) -> Template:
+    key = (prim, params_key(params), tuple(in_avals), tuple(nonzero_in))
     t = _CACHE.get(key)
     if t is None:
-        t = _CACHE[key] = Template(prim, params, in_avals, nonzero_in)
+        t = _CACHE.put(key, Template(prim, params, in_avals, nonzero_in))
     return t

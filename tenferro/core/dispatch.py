@@ -25,6 +25,7 @@ class Trace:
     outputs (values of this trace or of any lower level: lower values are constants here)."""
 
     level: int = 0
+    eager = False  # EvalTrace: values need no lifting and ``eval`` returns outputs unpacked
 
     def pure(self, x):
         """A value of a lower level (or a constant) as a value of this trace."""
@@ -103,6 +104,10 @@ def _apply(prim, args, params) -> list:
         top = base_trace()
     if st.stack:
         top = top_trace(args, prim.name)
+    return _dispatch(top, prim, args, params, st)
+
+
+def _dispatch(top, prim, args, params, st) -> list:
     tracers = top.lift_all(args)
     if st.hook is not None:
         out = st.hook(prim, top, tracers, params)
@@ -120,7 +125,15 @@ def bind_list(prim, *args, **params) -> list:
 
 def bind(prim, *args, **params):
     """``bind_list`` for user-facing code: the single output, or a tuple of outputs."""
-    return prim.unpack(_apply(prim, args, params))
+    st = state
+    top = st.base
+    if top is None:
+        top = base_trace()
+    if st.stack:
+        top = top_trace(args, prim.name)
+    elif top.eager and st.hook is None and prim.process is None:
+        return top.eval(prim, args, params)  # plain eager: the hot path, nothing to lift
+    return prim.unpack(_dispatch(top, prim, args, params, st))
 
 
 @contextmanager

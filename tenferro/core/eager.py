@@ -17,8 +17,10 @@ import numpy as np
 from chainrules import ShapedArray
 from chainrules.core import out_avals, params_str
 from chainrules.dtypes import is_inexact
+from chainrules.symbolic import Sym
 
 from ..backends import Backend, backend_of_array, get_backend
+from ..caches import BoundedCache
 from ..errors import (
     DeviceError,
     DTypeError,
@@ -28,6 +30,7 @@ from ..errors import (
     TenferroError,
     fmt_aval,
 )
+from ..ir.program import params_key
 from . import tensor as _tensor_mod
 from .dispatch import _EVAL_TRACE, Trace, state
 from .tensor import Tensor
@@ -39,7 +42,8 @@ CHECK = os.environ.get("TENFERRO_CHECK", "0") not in ("", "0")
 class EagerTensor(Tensor):
     """A concrete array on a device, optionally recording operations for ``backward()``."""
 
-    __slots__ = ("_value", "_backend", "_node", "_index", "_grad", "_version", "__weakref__")
+    __slots__ = ("_value", "_backend", "_node", "_index", "_grad", "_version", "_view_of",
+                 "__weakref__")
 
     def __init__(self, *args, **kwargs):
         # tensors are made by _wrap (construction is hot); users call tenferro.tensor
@@ -191,7 +195,11 @@ class EagerTensor(Tensor):
         return None if n is None or n.is_leaf else n
 
     def detach(self) -> EagerTensor:
-        return _wrap(self._value, self._backend)
+        """The same values without history: a new leaf (in-place updates of it are refused:
+        they would not reach this tensor, as they would through PyTorch's detach)."""
+        out = _wrap(self._value, self._backend)
+        out._view_of = "detach()"
+        return out
 
     def clone(self) -> EagerTensor:
         return _tensor_mod._ops.copy(self)  # the Tensor surface forwards to tenferro.ops
@@ -232,11 +240,14 @@ class EagerTensor(Tensor):
         retain = create_graph if retain_graph is None else retain_graph
         EVAL_TRACE.tape.backward([(self, ct)], retain, create_graph, inputs)
 
-    def retain_grad(self):
-        raise GradientError(
-            "retain_grad is not supported; use tenferro.autograd_grad(out, [intermediate]) to "
-            "get the gradient of an intermediate tensor."
-        )
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after ``backward()``."""
+        EVAL_TRACE.tape.retain_grad(self)
+
+    def register_hook(self, fn):
+        """``fn(grad)`` is called with this tensor's gradient in every backward pass; a
+        returned tensor replaces it. Returns a handle with ``remove()``."""
+        return EVAL_TRACE.tape.register_hook(self, fn)
 
     # ----------------------------------------------------------------- in place
     def _assign(self, new):
@@ -296,16 +307,25 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
 
 
 # ------------------------------------------------------------------- the trace
+_VALIDATED = BoundedCache("eager validated signatures", 16384)
+
+
 class EvalTrace(Trace):
     """The base trace of eager mode: run each primitive's ``impl`` now."""
 
     level = 0
     tape = None  # the eager tape (tenferro.autodiff.eager installs it)
 
+    eager = True
+
     def lift_all(self, args):
-        return args  # eager values are checked in process_primitive, nothing to lift
+        return args  # eager values are checked in eval, nothing to lift
 
     def process_primitive(self, prim, args, params):
+        return prim.as_list(self.eval(prim, args, params))
+
+    def eval(self, prim, args, params):
+        """Run ``prim`` now; the output (a tuple for several), recorded if it needs to be."""
         backend = None
         vals = []
         recording = False
@@ -325,8 +345,18 @@ class EvalTrace(Trace):
                 recording = True
         if backend is None:
             backend = get_backend(params.get("device") or state.default_device)
-        if CHECK or prim.validate_eager:
-            expected = _check(prim, vals, params, backend)
+        pk = None
+        if CHECK or prim.validate_eager:  # once per signature: abstract_eval is pure
+            try:
+                pk = params_key(params)
+                sig = (prim, pk, backend, *[(v.shape, v.dtype) for v in vals])
+                expected = _VALIDATED.get(sig)
+            except TypeError:  # unhashable parameters: validate every call
+                sig = expected = None
+            if expected is None:
+                expected = _check(prim, vals, params, backend)
+                if sig is not None:
+                    _VALIDATED.put(sig, expected)
         try:
             out = prim.impl(backend.xp, *vals, **params)
         except TenferroError:
@@ -340,10 +370,11 @@ class EvalTrace(Trace):
         if CHECK:
             _check_outputs(prim, out, expected, out_backend)
         if recording and state.grad_enabled:
-            return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend)
+            return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend,
+                                              pk)
         if prim.multiple_results:
-            return [_wrap(o, out_backend) for o in out]
-        return [_wrap(out, out_backend)]
+            return tuple([_wrap(o, out_backend) for o in out])
+        return _wrap(out, out_backend)
 
     # Functions with their own derivative rules, and checkpoints, concern only the tape.
     def process_checkpoint(self, fn, args, policy):
@@ -388,7 +419,10 @@ def _check_outputs(prim, out, expected, backend):
     """TENFERRO_CHECK: an impl must return exactly what its abstract_eval promised."""
     got = _avals(prim.as_list(out), backend)
     for g, e in zip(got, expected):
-        if g.shape != e.shape or g.dtype != e.dtype:
+        # a run-time (symbolic) size promised by abstract_eval matches any concrete size
+        shapes_agree = len(g.shape) == len(e.shape) and all(
+            isinstance(d, Sym) or d == c for c, d in zip(g.shape, e.shape))
+        if not shapes_agree or g.dtype != e.dtype:
             raise AssertionError(
                 f"{prim.name}: impl returned {g} but abstract_eval promised {e} "
                 f"({backend.name} backend)"
@@ -437,10 +471,13 @@ def enable_grad():
 
 
 def set_grad_enabled(mode: bool):
+    """Context manager / decorator turning recording on or off (``no_grad``/``enable_grad``
+    with an argument)."""
     return _GradMode(bool(mode))
 
 
 def is_grad_enabled() -> bool:
+    """Whether operations on tensors that require grad are being recorded (per thread)."""
     return state.grad_enabled
 
 

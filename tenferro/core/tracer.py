@@ -17,7 +17,7 @@ class Tracer(Tensor):
     """A value seen by a transformation. Subclasses define ``shape``/``dtype``, ``_lower``
     (the wrapped value one level down) and ``_carries_derivative``."""
 
-    __slots__ = ("_trace",)
+    __slots__ = ("_trace", "_view_of")
 
     def _lower(self):  # pragma: no cover - overridden
         raise NotImplementedError

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import NamedTuple
 
 import numpy as np
 
@@ -62,6 +61,7 @@ from ..ops import (
 )
 from . import _iterative as it
 from ._iterative import SolveInfo
+from .nonhermitian import EigResult
 from .operator import LinearOperator, as_operator, flat_vector
 
 __all__ = ["EigResult", "eigs", "eigsh", "expm_multiply", "linsolve"]
@@ -73,11 +73,6 @@ class GaugeWarning(UserWarning):
 
 class ConvergenceWarning(RuntimeWarning):
     """An iterative solver stopped before reaching its tolerance."""
-
-
-class EigResult(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
 
 
 # ------------------------------------------------------------------ shared plumbing

@@ -24,6 +24,11 @@ from .executor import Executable
 
 
 class Graph:
+    """A traced, optimised program with the pytree structure of its arguments and results:
+    callable (compiled executor for plain eager inputs; interpreted through ``bind`` under
+    transformations or the tape, so it differentiates like the original), printable
+    (``str``, ``to_dot``, ``summary``), and saved with ``save``/``tenferro.load``."""
+
     def __init__(self, program: Program, in_tree, out_tree, name: str = "f"):
         self.program = program
         self.in_tree = in_tree

@@ -283,3 +283,38 @@ def test_grad_mode_is_per_thread():
     y.backward()
     assert seen == {"worker": False, "main": True}
     assert x.grad.item() == 4.0
+
+
+def test_register_hook_sees_and_can_replace_gradients():
+    x = leaf([1.0, 2.0])
+    seen = []
+    h = tf.sin(x)
+    h.register_hook(lambda g: seen.append(g.numpy().copy()))
+    handle = x.register_hook(lambda g: g * 10)
+    tf.sum(h * 3).backward()
+    np.testing.assert_allclose(seen[0], [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), 30 * np.cos([1.0, 2.0]))
+    handle.remove()
+    x.grad = None
+    tf.sum(tf.sin(x) * 3).backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.cos([1.0, 2.0]))
+    with pytest.raises(tf.errors.GradientError, match="requires_grad"):
+        tf.tensor([1.0]).register_hook(print)
+
+
+def test_retain_grad_keeps_an_intermediate_gradient():
+    x = leaf([1.0, 2.0])
+    y = x * x
+    y.retain_grad()
+    tf.sum(y * 3).backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 12.0])
+
+
+def test_grad_fn_names_the_operation():
+    x = leaf([1.0])
+    y = tf.sin(x) * 2
+    assert repr(y.grad_fn) == "<mul backward>" and y.grad_fn.name == "mul"
+    node, _ = y.grad_fn.next_functions[0]
+    assert node.name == "sin"
+    assert x.grad_fn is None and x.is_leaf

@@ -1,7 +1,6 @@
 """TRG / HOTRG with svd="partial": the same ln Z and derivative as the full decomposition
 (the timing target is benchmarks/trg.py: chi=32, 20 steps, at most 0.5x)."""
 
-import numpy as np
 import pytest
 
 import tenferro as tf

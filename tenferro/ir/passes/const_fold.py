@@ -6,6 +6,7 @@ For the same reason zero-input constants (``full``, ``iota``) become constants o
 from __future__ import annotations
 
 from chainrules.core import static_size
+from chainrules.symbolic import contains_sym
 
 from ...backends.numpy_backend import host_xp
 from ..program import Program
@@ -19,7 +20,8 @@ def const_fold(program: Program) -> Program:
     xp = host_xp()
     eqns = []
     for eqn in program.eqns:
-        if all(id(v) in by_id for v in eqn.inputs):
+        # parameters that mention run-time sizes are only resolvable while the graph runs
+        if all(id(v) in by_id for v in eqn.inputs) and not contains_sym(eqn.params):
             in_bytes = sum(_nbytes(v) for v in eqn.inputs)
             out_bytes = sum(_nbytes(v) for v in eqn.outputs)
             limit = max(in_bytes, MIN_BYTES) if eqn.inputs else MIN_BYTES // 16
