@@ -13,6 +13,9 @@ tenferro tunes glibc's allocator at import (tenferro/backends/malloc.py); the
 "torch+malloc" row runs PyTorch with the same tuning, to show the allocator's share.
 
 Target ([physics]): tenferro forward+backward at most 1.0x PyTorch's.
+The "tenferro-partial" row splits with ``svd="partial"`` (tenferro.linalg.svds, block Krylov,
+exact truncated pullback); target ([krylov]): at most 0.5x the full-SVD tenferro time, same
+lnZ to 1e-8 and derivative to 1e-6.
 Run: python benchmarks/trg.py [--chis 16 32] [--steps 20] [--repeat 3]
 """
 
@@ -39,13 +42,13 @@ EPS = 1e-10  # relative Lorentzian width (tenferro's default)
 
 
 # ---------------------------------------------------------------------------- tenferro
-def tenferro_case(chi, steps, backward):
+def tenferro_case(chi, steps, backward, svd="full"):
     """The tape API, like the PyTorch version (requires_grad + backward())."""
     import tenferro as tf
     from tenferro.tn import ising_tensor, trg
 
     def f(b):
-        return trg(ising_tensor(b), chi, steps, progress=False)
+        return trg(ising_tensor(b), chi, steps, svd=svd, progress=False)
 
     def run():
         b = tf.tensor(BETA, requires_grad=backward)
@@ -202,8 +205,12 @@ def jax_case(chi, steps, backward):
     return lambda: jax.block_until_ready(g(b))
 
 
-CASES = {"tenferro": tenferro_case, "torch": torch_case, "torch+malloc": torch_tuned_case,
-         "jax": jax_case}
+def tenferro_partial_case(chi, steps, backward):
+    return tenferro_case(chi, steps, backward, svd="partial")
+
+
+CASES = {"tenferro": tenferro_case, "tenferro-partial": tenferro_partial_case,
+         "torch": torch_case, "torch+malloc": torch_tuned_case, "jax": jax_case}
 
 
 def worker(lib, chi, steps, backward, repeat):
@@ -258,6 +265,12 @@ def main():
     for chi in args.chis:
         for bwd in (0, 1):
             t = results.get((chi, "tenferro", bwd))
+            q = results.get((chi, "tenferro-partial", bwd))
+            if t and q:
+                dv = [abs(a - b) for a, b in zip(q["values"], t["values"])]
+                print(f"chi={chi} {'fwd+bwd' if bwd else 'fwd'}: tenferro svd='partial' / full "
+                      f"time {q['time'] / t['time']:.2f}x; |value differences| "
+                      f"{' '.join(f'{x:.1e}' for x in dv)}")
             for peer in ("torch", "torch+malloc", "jax"):
                 q = results.get((chi, peer, bwd))
                 if t and q:

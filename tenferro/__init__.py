@@ -24,6 +24,7 @@ from .core.dispatch import default_device
 from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .core.tensor import Tensor
 from .einsum import contract_path, einsum, ncon
+from .fixed_point import fixed_point
 from .ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
 from .ops import __all__ as _ops_all
 from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
@@ -51,6 +52,8 @@ _api = [
     "Graph", "ShapeDtype", "jit", "load", "trace",
     # contraction
     "contract_path", "einsum", "ncon",
+    # implicit differentiation of iterations
+    "fixed_point",
 ]
 __all__ = sorted(_api + list(_ops_all))
 del _api, _ops_all

@@ -18,7 +18,8 @@ TENFERRO = {
     "complex128", "complex64", "concat", "concatenate", "conj", "conjugate", "contract_path",
     "copy", "cos", "cosh", "cumsum", "custom_jvp", "custom_vjp", "default_device", "diag",
     "diag_embed", "diagonal", "div", "divide", "dot", "einsum", "enable_grad", "equal",
-    "errors", "exp", "expand_dims", "expm1", "eye", "flip", "float32", "float64", "full",
+    "errors", "exp", "expand_dims", "expm1", "eye", "fixed_point", "flip", "float32",
+    "float64", "full",
     "full_like", "get_backend", "get_rng_state", "grad", "greater", "greater_equal", "hessian",
     "hvp", "imag", "index_add", "inner", "int32", "int64", "is_grad_enabled", "isfinite",
     "isnan", "jacfwd", "jacrev", "jit", "jvp", "kron", "lax", "less", "less_equal", "linalg",
@@ -52,6 +53,7 @@ LINALG = {
     "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
     "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
     "EigResult", "eig", "eigvals", "matrix_power",  # general eigenproblem, matrix powers
+    "LinearOperator", "eigs", "eigsh", "expm_multiply", "linsolve", "randomized_svd", "svds",
 }
 
 NN = {
