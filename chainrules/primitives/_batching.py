@@ -66,7 +66,7 @@ def elementwise(prim):
     """Operands of one shape, output of that shape: batch over axis 0 of everything. A shared
     operand is broadcast (primitives do not broadcast implicitly)."""
 
-    def rule(b, args, dims, **params):
+    def rule(b, args, dims, /, **params):
         out = b.bind(prim, *all_at_front(b, args, dims), **params)
         outs = _outs(prim, out)
         return outs, [0] * len(outs)
@@ -85,7 +85,7 @@ def axis_shift(prim, *names: str):
     """A one-operand primitive whose parameters ``names`` are an axis or a tuple of axes: the
     mapped axis goes to the front and every axis parameter shifts by one."""
 
-    def rule(b, args, dims, **params):
+    def rule(b, args, dims, /, **params):
         (x,), (d,) = args, dims
         x = move_axis(b, x, d, 0)
         for k in names:
