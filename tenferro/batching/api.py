@@ -49,8 +49,8 @@ def vmap(f, in_axes=0, out_axes=0, axis_size: int | None = None):
     ``in_axes``: the mapped axis of each positional argument (an int, ``None`` for arguments
     shared by every member, or a tuple/list/dict prefix of the arguments' pytree).
     ``out_axes``: where the batch axis goes in each output (same forms; ``None`` requires an
-    output that is the same for every member). ``axis_size`` is needed only when no argument
-    is mapped.
+    output that is the same for every member). Keyword arguments are mapped over axis 0 (as
+    in JAX). ``axis_size`` is needed only when no argument is mapped.
 
     Works in eager and traced mode and nests with ``grad``/``jvp``/``jit`` and itself in any
     order; ``custom_vjp``/``custom_jvp`` rules and checkpoints are batched, not dropped.
@@ -60,10 +60,9 @@ def vmap(f, in_axes=0, out_axes=0, axis_size: int | None = None):
     """
 
     @functools.wraps(f)
-    def wrapped(*args):
-        flat, tree = tree_flatten(args)
-        axes = _axes_for(in_axes if isinstance(in_axes, (tuple, list)) or in_axes is None
-                         or isinstance(in_axes, int) else in_axes, args, "in_axes")
+    def wrapped(*args, **kwargs):
+        flat, tree = tree_flatten((args, kwargs))
+        axes = _axes_for(in_axes, args, "in_axes") + [0] * len(tree_flatten(kwargs)[0])
         ins, size = [], axis_size
         for x, ax in zip(flat, axes):
             if ax is None:
@@ -85,7 +84,8 @@ def vmap(f, in_axes=0, out_axes=0, axis_size: int | None = None):
                              "axis_size to say how many members the batch has.")
         with new_trace(lambda level: BatchTrace(level, size)) as tr:
             boxed = [BatchTracer(tr, v[0], v[1]) if isinstance(v, tuple) else v for v in ins]
-            out = f(*tree_unflatten(tree, boxed))
+            a, kw = tree_unflatten(tree, boxed)
+            out = f(*a, **kw)
             oflat, otree = tree_flatten(out)
             outs = [tr.full_raise(tensor_of(o)) for o in oflat]
         oaxes = _axes_for(out_axes, out, "out_axes")

@@ -220,3 +220,25 @@ def test_per_sample_mlp_gradients_equal_loop(rng):
     for k in params:
         want = np.stack([tf.grad(loss)(params, xs[i], ys[i])[k].numpy() for i in range(32)])
         np.testing.assert_allclose(g[k].numpy(), want, rtol=1e-11, atol=1e-13)
+
+
+def test_einsum_ncon_and_keyword_arguments_under_vmap(rng):
+    a = tf.tensor(rng.standard_normal((3, 4, 4)))
+    b = tf.tensor(rng.standard_normal((4, 5)))
+
+    def f(x, y, *, scale):
+        return (tf.einsum("ii,ij->j", x, y) + tf.einsum("...ij,jk->...ik", x, y).sum(0)
+                + tf.ncon([x, y], [[-1, 1], [1, -2]]).sum(0)) * scale
+
+    s = tf.tensor(rng.standard_normal(3))
+    got = tf.vmap(f, in_axes=(0, None))(a, b, scale=s)
+    want = np.stack([f(a[i], b, scale=s[i]).numpy() for i in range(3)])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_custom_vjp_rule_in_vmap_of_jit_of_grad(rng):
+    x = tf.tensor(rng.standard_normal((4, 3)))
+    g = tf.vmap(tf.jit(tf.grad(lambda v: _scaled_sin(v).sum())))(x)
+    np.testing.assert_allclose(g.numpy(), 3 * np.cos(x.numpy()), rtol=1e-12)
+    g = tf.grad(lambda v: tf.vmap(tf.jit(_scaled_sin))(v).sum())(x)
+    np.testing.assert_allclose(g.numpy(), 3 * np.cos(x.numpy()), rtol=1e-12)
