@@ -57,6 +57,8 @@ def vmap(f, in_axes=0, out_axes=0, axis_size: int | None = None):
     Random numbers drawn inside ``f`` (``tenferro.randn``...) are drawn once and shared by all
     members; pass a batch of draws in (``in_axes=0``) for independent ones. Decisions that
     need a member's value (``if x > 0``, an SVD truncated by a cutoff) raise a clear error.
+    Derivatives through ``vmap`` are those of the batched primitives, with their conventions
+    at non-differentiable points unchanged (design/vmap.md).
     """
 
     @functools.wraps(f)

@@ -138,6 +138,8 @@ class BatchTrace(Trace):
         from ..autodiff.checkpoint import checkpoint
 
         vals, dims = self._split(tracers)
+        if all(d is None for d in dims):
+            return checkpoint(fn, policy=policy)(*vals)
         n = self.axis_size
         outs = checkpoint(batched_flat(fn, n), policy=policy)(*at_front(vals, dims, n))
         return self._box_all(outs)
