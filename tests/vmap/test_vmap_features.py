@@ -242,3 +242,20 @@ def test_custom_vjp_rule_in_vmap_of_jit_of_grad(rng):
     np.testing.assert_allclose(g.numpy(), 3 * np.cos(x.numpy()), rtol=1e-12)
     g = tf.grad(lambda v: tf.vmap(tf.jit(_scaled_sin))(v).sum())(x)
     np.testing.assert_allclose(g.numpy(), 3 * np.cos(x.numpy()), rtol=1e-12)
+
+
+def test_loop_fallback_refuses_members_of_different_shapes(monkeypatch):
+    """A primitive without a rule whose output shape depends on the values: the loop finds
+    members disagreeing and names the primitive and the way out."""
+    from chainrules.symbolic import Sym
+    from tenferro.core.dispatch import bind
+
+    monkeypatch.setattr(P.truncation_indices_p, "batch", None)
+    monkeypatch.setattr(batch_trace, "_WARNED", {"truncation_indices"})
+    s = tf.tensor([[3.0, 2.0, 1.0], [3.0, 0.1, 0.05]])  # ranks 3 and 1 at cutoff 0.5
+    f = lambda v: bind(P.truncation_indices_p, v, max_rank=None, cutoff=0.5,  # noqa: E731
+                       relative_cutoff=None, size=Sym.new(3))
+    with pytest.raises(ShapeError, match="truncation_indices.*max_rank"):
+        tf.vmap(f)(s)
+    same = tf.tensor([[3.0, 2.0, 1.0], [3.0, 2.0, 0.1]])[:, :2]
+    np.testing.assert_array_equal(tf.vmap(f)(same).numpy(), [[0, 1], [0, 1]])
