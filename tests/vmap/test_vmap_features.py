@@ -135,7 +135,7 @@ def test_cutoff_truncated_svd_is_a_clear_error_and_max_rank_works(rng):
     a = tf.tensor(rng.standard_normal((3, 5, 4)))
     trunc = lambda m: tf.linalg.svd(m, cutoff=0.5)[1]  # noqa: E731
     for run in (tf.vmap(trunc), tf.jit(tf.vmap(trunc))):
-        with pytest.raises(ConcretizationError, match="max_rank"):
+        with pytest.raises((ConcretizationError, ShapeError), match="max_rank"):
             run(a)
     s = tf.vmap(lambda m: tf.linalg.svd(m, max_rank=2)[1])(a)
     np.testing.assert_allclose(s.numpy(), np.linalg.svd(a.numpy(), compute_uv=False)[:, :2],
