@@ -523,23 +523,6 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 
 
 # ---------------------------------------------------------------------- convolutions
-def _declare_graph_param_kinds():
-    """What the parameters of the window primitives may hold in a graph file (the table lives
-    in tenferro/traced/graph_params.py; these two primitives are declared from here)."""
-    from ..traced import graph_params as gp
-
-    sizes, steps = gp.SHAPE, gp.INDICES
-    pairs = gp._tuple_of(gp._tuple_of(gp.INDEX, 2))
-    gp.PARAM_KINDS.setdefault("im2col", {"kernel_size": sizes, "strides": steps,
-                                         "padding": pairs, "dilation": steps})
-    gp.PARAM_KINDS.setdefault("col2im", {"input_shape": sizes, "kernel_size": sizes,
-                                         "strides": steps, "padding": pairs,
-                                         "dilation": steps})
-
-
-_declare_graph_param_kinds()
-
-
 def _im2col(x, kernel, stride, padding, dilation):
     return bind(P.im2col_p, x, kernel_size=tuple(kernel), strides=tuple(stride),
                 padding=tuple(tuple(p) for p in padding), dilation=tuple(dilation))
