@@ -31,7 +31,6 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._erf import erf as _erf
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
@@ -131,11 +130,12 @@ def elu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 def gelu(input, approximate: str = "none") -> Tensor:
     """x Phi(x) with Phi the standard normal CDF: ``approximate='none'`` uses the exact
-    0.5 x (1 + erf(x / sqrt 2)); ``'tanh'`` uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-    Smooth everywhere."""
+    0.5 x (1 + erf(x / sqrt 2)) with ``tenferro.special.erf`` (a primitive: exact derivative
+    2/sqrt(pi) exp(-t^2) to every order); ``'tanh'`` uses PyTorch's approximation
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Smooth everywhere."""
     x = _float(input)
     if approximate == "none":
-        return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+        return 0.5 * x * (1.0 + tf.special.erf(x * (1.0 / math.sqrt(2.0))))
     if approximate == "tanh":
         return 0.5 * x * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}.")
