@@ -177,6 +177,22 @@ from .shape import (
     triu,
 )
 from .sorting import argsort, partition, sort, take_along_axis
+from .torch_spellings import __all__ as _torch_spellings
+from .torch_spellings import (
+    bmm,
+    cat,
+    flatten,
+    from_numpy,
+    gather,
+    index_select,
+    is_complex,
+    masked_fill,
+    numel,
+    randint,
+    randperm,
+    relu,
+    topk,
+)
 
 # torch/NumPy aliases
 sub = subtract
@@ -394,3 +410,4 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+__all__ += _torch_spellings  # PyTorch's spellings (torch_spellings.py)

@@ -48,6 +48,12 @@ NUMPY_SURFACE = {
     "special", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
 }
 
+# PyTorch's spellings (tenferro/ops/torch_spellings.py, design/numpy-surface.md)
+TORCH_SURFACE = {
+    "bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
+    "masked_fill", "numel", "randint", "randperm", "relu", "topk",
+}
+
 LINALG = {
     "EighResult", "LQResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
     "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
@@ -96,8 +102,8 @@ def _public(module):
 
 
 def test_tenferro_exports_exactly_the_api():
-    assert set(tf.__all__) == TENFERRO | NUMPY_SURFACE
-    assert _public(tf) == TENFERRO | NUMPY_SURFACE
+    assert set(tf.__all__) == TENFERRO | NUMPY_SURFACE | TORCH_SURFACE
+    assert _public(tf) == TENFERRO | NUMPY_SURFACE | TORCH_SURFACE
 
 
 def test_linalg_exports_exactly_the_api():
@@ -106,7 +112,7 @@ def test_linalg_exports_exactly_the_api():
 
 
 def test_every_public_function_is_documented():
-    for module, names in ((tf, TENFERRO | NUMPY_SURFACE), (tenferro.linalg, LINALG)):
+    for module, names in ((tf, TENFERRO | NUMPY_SURFACE | TORCH_SURFACE), (tenferro.linalg, LINALG)):
         for name in sorted(names):
             value = getattr(module, name)
             if callable(value) and not isinstance(value, type(tf.float64)):
