@@ -50,7 +50,7 @@ NUMPY_SURFACE = {
 
 # PyTorch's spellings (tenferro/ops/torch_spellings.py, design/numpy-surface.md)
 TORCH_SURFACE = {
-    "bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
+    "autograd", "bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
     "masked_fill", "numel", "randint", "randperm", "relu", "topk",
 }
 
