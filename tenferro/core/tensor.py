@@ -25,14 +25,17 @@ class Tensor:
     # ----------------------------------------------------------- abstract surface
     @property
     def shape(self) -> tuple:  # pragma: no cover - overridden
+        """The shape, a tuple of sizes (symbolic where only known at run time)."""
         raise NotImplementedError
 
     @property
     def dtype(self) -> np.dtype:  # pragma: no cover - overridden
+        """The NumPy dtype of the entries."""
         raise NotImplementedError
 
     @property
     def ndim(self) -> int:
+        """The number of axes (PyTorch's ``dim()``)."""
         return len(self.shape)
 
     @property
@@ -173,43 +176,54 @@ class Tensor:
         return self
 
     def add_(self, o, alpha=1):
+        """In place ``x += alpha * o`` (PyTorch's ``add_``; see ``_inplace`` for the tape rules)."""
         self._inplace(lambda: _ops.add(self, o if alpha == 1 else _ops.multiply(o, alpha)), o)
         return self
 
     def sub_(self, o, alpha=1):
+        """In place ``x -= alpha * o``."""
         self._inplace(
             lambda: _ops.subtract(self, o if alpha == 1 else _ops.multiply(o, alpha)), o)
         return self
 
     def mul_(self, o):
+        """In place ``x *= o``."""
         self._inplace(lambda: _ops.multiply(self, o), o)
         return self
 
     def div_(self, o):
+        """In place ``x /= o``."""
         self._inplace(lambda: _ops.divide(self, o), o)
         return self
 
     def pow_(self, o):
+        """In place ``x = x ** o``."""
         self._inplace(lambda: _ops.power(self, o), o)
         return self
 
     def zero_(self):
+        """In place: set every entry to 0 (no gradient flows to the old value)."""
         self._inplace(lambda: _ops.zeros_like(self))
         return self
 
     def fill_(self, value):
+        """In place: set every entry to ``value``."""
         self._inplace(lambda: _ops.full_like(self, value), value)
         return self
 
     def copy_(self, src):
+        """In place: take the values of ``src`` (cast and broadcast to this tensor); the
+        gradient flows to ``src``."""
         self._inplace(lambda: _ops.broadcast_to(_ops.astype(src, self.dtype), self.shape), src)
         return self
 
     def clamp_(self, min=None, max=None):
+        """In place ``clip(x, min, max)`` (gradient strictly inside the interval, as ``clip``)."""
         self._inplace(lambda: _ops.clip(self, min, max), min, max)
         return self
 
     def masked_fill_(self, mask, value):
+        """In place ``masked_fill(x, mask, value)``."""
         self._inplace(lambda: _ops.masked_fill(self, mask, value), value)
         return self
 
@@ -267,6 +281,7 @@ class Tensor:
 
     # -------------------------------------------------------------------- methods
     def reshape(self, *shape):
+        """``tenferro.reshape``; the shape as one tuple or as separate ints (one may be -1)."""
         return _ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(
             shape[0], int) else shape)
 
@@ -311,21 +326,26 @@ class Tensor:
         return self if self.ndim < 2 else _ops.swapaxes(self, 0, 1)
 
     def permute(self, *axes):
+        """Permute the axes (PyTorch's ``permute``; NumPy's ``transpose(axes)``)."""
         return _ops.transpose(self, axes[0] if len(axes) == 1 else axes)
 
     @property
     def T(self):
+        """The axes reversed (NumPy's ``.T``; a matrix transpose for 2-D)."""
         return _ops.transpose(self)
 
     @property
     def mT(self):
+        """The last two axes swapped (a batch of matrix transposes)."""
         return _ops.swapaxes(self, -1, -2)
 
     @property
     def mH(self):
+        """The conjugate transpose of the last two axes."""
         return _ops.conj(_ops.swapaxes(self, -1, -2))
 
     def swapaxes(self, a, b):
+        """Swap axes ``a`` and ``b``."""
         return _ops.swapaxes(self, a, b)
 
     def flatten(self, start_dim=0, end_dim=-1):
@@ -342,18 +362,23 @@ class Tensor:
         return _ops.flatten(self, start_dim, end_dim)
 
     def ravel(self):
+        """The entries as a 1-D tensor (C order)."""
         return _ops.reshape(self, (-1,))
 
     def squeeze(self, axis=None):
+        """Remove axes of length 1 (``axis``: only those; PyTorch's ``dim`` positionally)."""
         return _ops.squeeze(self, axis)
 
     def unsqueeze(self, axis):
+        """Insert an axis of length 1 at ``axis`` (PyTorch's name of ``expand_dims``)."""
         return _ops.expand_dims(self, axis)
 
     def expand_dims(self, axis):
+        """Insert an axis of length 1 at ``axis``."""
         return _ops.expand_dims(self, axis)
 
     def broadcast_to(self, shape):
+        """Broadcast to ``shape`` (NumPy rules); the cotangent is summed back."""
         return _ops.broadcast_to(self, shape)
 
     def expand(self, *sizes):
@@ -495,41 +520,53 @@ class Tensor:
         return _ops.log_softmax(self, dim)
 
     def trace(self, offset=0, axis1=0, axis2=1):
+        """Sum of the diagonal (``tenferro.matrix_trace``)."""
         return _ops.matrix_trace(self, offset, axis1, axis2)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
+        """The diagonal of the ``axis1``/``axis2`` planes (NumPy's order: diagonal last)."""
         return _ops.diagonal(self, offset, axis1, axis2)
 
     def conj(self):
+        """Complex conjugate (the tensor itself for real dtypes)."""
         return _ops.conj(self)
 
     @property
     def real(self):
+        """The real part."""
         return _ops.real(self)
 
     @property
     def imag(self):
+        """The imaginary part (zeros for real dtypes)."""
         return _ops.imag(self)
 
     def abs(self):
+        """|x|; derivative sign(x), 0 at 0 (``tenferro.abs``)."""
         return _ops.abs(self)
 
     def exp(self):
+        """Elementwise exp."""
         return _ops.exp(self)
 
     def log(self):
+        """Elementwise natural logarithm."""
         return _ops.log(self)
 
     def sqrt(self):
+        """Elementwise square root (derivative infinite at 0, as 1/(2 sqrt x))."""
         return _ops.sqrt(self)
 
     def sin(self):
+        """Elementwise sine."""
         return _ops.sin(self)
 
     def cos(self):
+        """Elementwise cosine."""
         return _ops.cos(self)
 
     def tanh(self):
+        """Elementwise hyperbolic tangent."""
         return _ops.tanh(self)
 
     def sigmoid(self):
@@ -577,14 +614,18 @@ class Tensor:
         return self
 
     def square(self):
+        """Elementwise x * x."""
         return _ops.square(self)
 
     def clip(self, min=None, max=None):
+        """``tenferro.clip``: x gets the gradient strictly inside [min, max], a bound where x
+        is at or beyond it."""
         return _ops.clip(self, min, max)
 
     clamp = clip
 
     def astype(self, dtype):
+        """Cast to ``dtype`` (differentiable between float and complex types)."""
         return _ops.astype(self, dtype)
 
     # PyTorch's dtype casts. (Python's ``float(x)``/``int(x)``/``bool(x)`` of a one-element
@@ -632,20 +673,25 @@ class Tensor:
         return out
 
     def cpu(self):
+        """``to('cpu')``: a differentiable transfer to the host."""
         return self.to("cpu")
 
     def dot(self, o):
+        """NumPy's ``dot``."""
         return _ops.dot(self, o)
 
     def matmul(self, o):
+        """``self @ o``."""
         return _ops.matmul(self, o)
 
     # ------------------------------------------------------ autograd (tape) surface
     @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for ``backward()``."""
         return False
 
     def detach(self):
+        """The same values without history (in-place updates of the result are refused)."""
         return mark_view(_ops.stop_gradient(self), self, "detach()")
 
     @property
@@ -665,6 +711,7 @@ class Tensor:
         _set_data(self, value)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Eager tensors only: accumulate gradients into the leaves' ``.grad``."""
         raise GradientError(
             f"backward() is for eager tensors; this is a {type(self).__name__}. Inside "
             f"transformations use tenferro.grad / vjp instead."

@@ -267,7 +267,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Te
 
 def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (``huber_loss / beta``); with
-    ``beta=0`` this is ``l1_loss``."""
+    ``beta=0`` this is ``l1_loss``. Differentiable (once) everywhere for beta > 0; derivative 0
+    at d = 0 (``l1_loss``'s sign(0) = 0 for beta = 0)."""
     if beta == 0:
         return l1_loss(input, target, reduction)
     d = _float(input) - target
@@ -648,7 +649,8 @@ def _max_pool(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False) -> Tensor:
-    """1-D max pooling (see ``max_pool2d``)."""
+    """1-D max pooling (see ``max_pool2d``). Ties: the gradient is shared equally among the
+    maximal entries of a window."""
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 

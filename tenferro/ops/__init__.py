@@ -213,6 +213,7 @@ permute = permute_dims
 
 
 def _at(self):
+    """``x.at[idx].set(v)``, ``.add(v)``, ``.get()``: functional indexed updates (JAX style)."""
     return _At(self)
 
 
