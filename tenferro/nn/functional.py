@@ -74,11 +74,14 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}.")
 
 
-def _inplace(x, out, inplace):
+def _inplace(x, compute, inplace):
+    """``compute()``, or with ``inplace=True`` PyTorch's in-place form: the result replaces
+    ``x`` through ``Tensor._inplace`` (views write through; the op's own use of the old value
+    stays valid, earlier users of it raise at backward)."""
     if inplace:
-        x._assign(out)
+        x._inplace(compute)
         return x
-    return out
+    return compute()
 
 
 def _need_dim(dim, op):
@@ -112,20 +115,20 @@ def linear(input, weight, bias=None) -> Tensor:
 def relu(input, inplace: bool = False) -> Tensor:
     """max(x, 0). Derivative at 0: 0 (as PyTorch)."""
     x = _t(input)
-    return _inplace(x, tf.where(x > 0, x, 0), inplace)
+    return _inplace(x, lambda: tf.where(x > 0, x, 0), inplace)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise. Derivative at 0: negative_slope (PyTorch)."""
     x = _t(input)
-    return _inplace(x, tf.where(x > 0, x, negative_slope * x), inplace)
+    return _inplace(x, lambda: tf.where(x > 0, x, negative_slope * x), inplace)
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha (exp(x) - 1) otherwise. Derivative at 0: alpha (PyTorch)."""
     x = _t(input)
     neg = tf.where(x > 0, 0.0, x)  # no overflow in the discarded branch
-    return _inplace(x, tf.where(x > 0, x, alpha * tf.expm1(neg)), inplace)
+    return _inplace(x, lambda: tf.where(x > 0, x, alpha * tf.expm1(neg)), inplace)
 
 
 def gelu(input, approximate: str = "none") -> Tensor:
@@ -154,7 +157,7 @@ def tanh(input) -> Tensor:
 def silu(input, inplace: bool = False) -> Tensor:
     """x sigmoid(x) (swish). Smooth."""
     x = _float(input)
-    return _inplace(x, x * tf.sigmoid(x), inplace)
+    return _inplace(x, lambda: x * tf.sigmoid(x), inplace)
 
 
 def logsigmoid(input) -> Tensor:
@@ -206,7 +209,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return _inplace(x, x * 0, inplace)
+        return _inplace(x, lambda: x * 0, inplace)
     try:
         u = tf.rand(*x.shape, device=x.device)
     except tf.errors.GraphError as e:
@@ -215,7 +218,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
             "training=False inside jit, or draw the mask outside (tenferro.rand) and multiply."
         ) from e
     keep = tf.astype(u >= p, x.dtype) * (1.0 / (1.0 - p))
-    return _inplace(x, x * keep, inplace)
+    return _inplace(x, lambda: x * keep, inplace)
 
 
 # ------------------------------------------------------------------ embedding, one_hot

@@ -337,3 +337,42 @@ def test_autograd_function_rejects_wrong_gradients():
 
 def test_autograd_namespace():
     assert set(tf.autograd.__all__) == {"Function", "grad"}
+
+
+@pytest.mark.parametrize("op", ["silu", "relu_view", "leaky_relu", "elu"])
+def test_functional_inplace_forms_on_non_leaves(op):
+    import tenferro.nn.functional as F
+
+    x = _a(3, 4)
+
+    def run(lib, F, inplace):
+        a = lib.tensor(x, requires_grad=True)
+        h = a * 2.0
+        if op == "silu":  # silu's own backward needs the old h
+            h = F.silu(h, inplace=inplace)
+        elif op == "relu_view":  # in place on a row writes through to h
+            r = F.relu(h[1], inplace=inplace)
+            h = h if inplace else h.at[1].set(r) if lib is tf else torch_set(h, r)
+        elif op == "leaky_relu":
+            h = F.leaky_relu(h, 0.1, inplace=inplace)
+        else:
+            h = F.elu(h, 0.7, inplace=inplace)
+        (lib.sin(h) * h).sum().backward()
+        return a.grad.numpy()
+
+    def torch_set(h, r):  # pragma: no cover - only the functional torch run
+        h = h.clone()
+        h[1] = r
+        return h
+
+    want = run(tf, F, False)
+    np.testing.assert_allclose(run(tf, F, True), want, rtol=1e-15)
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as TF
+
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        np.testing.assert_allclose(run(torch, TF, True), want, rtol=1e-12, atol=1e-15)
+    finally:
+        torch.set_default_dtype(old)
