@@ -738,7 +738,7 @@ def _resave_old_value(t, old, version, new, others) -> None:
             continue
         seen.add(id(n))
         saved = getattr(n, "saved", None)
-        if saved:
+        if type(saved) is list:
             for i, e in enumerate(saved):
                 if type(e) is tuple and e[0] is t and e[1] == version:
                     if snapshot is None:

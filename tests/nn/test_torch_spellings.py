@@ -25,6 +25,8 @@ CASES = {
     "cat": (lambda lib, a, b: lib.cat([a, b * 2, a], dim=1), [_a(3, 2), _a(3, 4)]),
     "masked_fill": (lambda lib, a: a.masked_fill(a > 0.3, -1.5) * a, [_a(4, 5)]),
     "masked_fill_fn": (lambda lib, a: lib.masked_fill(a, a < 0, 2.0), [_a(4, 5)]),
+    "masked_fill_tensor_value": (lambda lib, a, b: a.masked_fill(a > 0, (b * b).sum()),
+                                 [_a(4, 5), _a(2)]),
     "index_select": (lambda lib, a: a.index_select(1, lib.tensor([3, 0, 3, 1])), [_a(2, 4, 3)]),
     "gather": (lambda lib, a, i: a.gather(1, i), [_a(3, 4, 6), Const(IDX)]),
     "gather_fn": (lambda lib, a, i: lib.gather(a, -1, i[..., :2]), [_a(3, 2, 5), Const(IDX)]),
