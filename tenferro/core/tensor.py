@@ -722,31 +722,44 @@ def _resave_old_value(t, old, version, new, others) -> None:
     """Point what the nodes of one in-place operation on ``t`` saved of ``t`` (entries
     ``(t, version)``) at a tensor holding ``old`` = (buffer, backend, node, index), the value
     they read. Only nodes newer than every input's node can be the operation's own, so the
-    walk from ``new`` stops at the first older one."""
+    walk from ``new`` stops at the first older one (usually after one node)."""
     node = getattr(new, "_node", None)
     if node is None:
         return
-    mark = -1
-    for x in (old[2], *(getattr(o, "_node", None) for o in others)):
-        if x is not None and x.seq > mark:
-            mark = x.seq
+    mark = -1 if old[2] is None else old[2].seq
+    for o in others:
+        n = getattr(o, "_node", None)
+        if n is not None and n.seq > mark:
+            mark = n.seq
     snapshot = None
-    stack, seen = [node], set()
+    stack = [node]
+    seen = None
     while stack:
         n = stack.pop()
-        if n.seq <= mark or id(n) in seen:
+        if n.seq <= mark:
             continue
-        seen.add(id(n))
+        if seen is None:
+            seen = {id(n)}
+        elif id(n) in seen:
+            continue
+        else:
+            seen.add(id(n))
         saved = getattr(n, "saved", None)
         if type(saved) is list:
             for i, e in enumerate(saved):
                 if type(e) is tuple and e[0] is t and e[1] == version:
                     if snapshot is None:
-                        from .eager import _wrap
-
-                        snapshot = _wrap(*old)
+                        snapshot = _eager_wrap()(*old)
                     saved[i] = (snapshot, 0)
-        stack.extend(p[0] for p in getattr(n, "parents", ()) or () if p is not None)
+        for p in n.parents or ():
+            if p is not None and p[0].seq > mark:
+                stack.append(p[0])
+
+
+def _eager_wrap():
+    from .eager import _wrap
+
+    return _wrap
 
 
 def _reduction_args(op, axis, keepdims, dim, keepdim):
