@@ -843,6 +843,9 @@ class Size(int):
         self._shape = shape
         return self
 
+    def __reduce__(self):  # pickles and copies as the plain count
+        return (int, (int(self),))
+
     def __call__(self, dim=None):
         if dim is None:
             return self._shape

@@ -82,6 +82,21 @@ def test_size_numel_dim():
     assert x.numel() == 24 == tf.numel(x) and x.dim() == 3
     with pytest.raises(ShapeError, match="axes -3..2"):
         x.size(3)
+    import copy
+    import pickle
+
+    assert type(pickle.loads(pickle.dumps(x.size))) is int and copy.deepcopy(x.size) == 24
+
+
+def test_size_as_a_static_parameter_in_saved_graphs(tmp_path):
+    def f(x):
+        n = x.size
+        return tf.reshape(x, (n,)) * tf.arange(n) + x.reshape(x.size(0), -1).sum(0).sum()
+
+    g = tf.trace(f, tf.ShapeDtype((2, 3), tf.float64))
+    g.save(tmp_path / "g.tfg")
+    x = tf.tensor(_a(2, 3))
+    np.testing.assert_allclose(tf.load(tmp_path / "g.tfg")(x).numpy(), f(x).numpy())
 
 
 def test_transpose_rule():
