@@ -504,7 +504,9 @@ class Tensor:
                     f"axis)."
                 )
             ord = None if p in (2, "fro") else p
-        return _ops.norm(self, ord, axis, keepdims)
+        from ..linalg import norm  # linalg sits above ops; methods may reach up (see design)
+
+        return norm(self, ord, axis, keepdims)
 
     def logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """log(sum(exp(x))) over ``axis`` (alias ``dim``), computed stably."""
