@@ -33,10 +33,11 @@ __version__ = "0.1.0"
 
 # Last, on purpose: nn and optim are written against the names above (tf.* at call time).
 from . import nn, optim  # noqa: E402
+from . import symmetric  # noqa: E402  (blocks are tenferro tensors: needs the names above)
 
 _api = [
     # submodules that are part of the API
-    "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special",
+    "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special", "symmetric",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int32", "int64",
     # tensors and devices
