@@ -25,6 +25,7 @@ from .decompositions import (
     qr,
     svd,
 )
+from .dmrg import dmrg, mpo_from_dense  # noqa: E402  (after the names it uses)
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Z2, ProductSymmetry, Symmetry, Zn, product
 from .legs import Leg, leg_from_charges

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import tenferro as tf
 
 from ..errors import ShapeError
+from ._blockops import ops_of
 from .tensor import SymmetricTensor, _structure_class
 
 __all__ = ["einsum", "ncon", "tensordot"]
@@ -79,14 +80,15 @@ def tensordot(x: SymmetricTensor, y: SymmetricTensor, axes=2) -> SymmetricTensor
     ax, ay = _norm_axes(axes, x.ndim, y.ndim)
     cls, plan = _plan(x, y, ax, ay)
     xb, yb = x.blocks, y.blocks
+    ops = ops_of(xb)
     out = {}
     for ko, pairs in plan:
         acc = None
         for kx, ky in pairs:
-            t = tf.tensordot(xb[kx], yb[ky], (ax, ay))
+            t = ops.tensordot(xb[kx], yb[ky], (ax, ay))
             acc = t if acc is None else acc + t
         out[ko] = acc
-    return cls(out)
+    return cls._trusted(out)
 
 
 def inner(x: SymmetricTensor, y: SymmetricTensor):

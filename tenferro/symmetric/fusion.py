@@ -12,9 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-import tenferro as tf
-
 from ..errors import ShapeError
+from ._blockops import ops_of
 from .legs import fused_leg
 from .tensor import SymmetricTensor, _structure_class
 
@@ -44,6 +43,7 @@ def fuse_legs(x: SymmetricTensor, axes: Sequence[int], dual: bool = False) -> Sy
         eff = sym.fuse_all(l.effective(q) for l, q in zip(x.legs[a:b], sub))
         qf = sym.dual(eff) if dual else eff
         groups.setdefault(k[:a] + (qf,) + k[b:], {})[sub] = blk
+    ops = ops_of(x.blocks)
     out = {}
     for ko, present in groups.items():
         qf = ko[a]
@@ -55,12 +55,12 @@ def fuse_legs(x: SymmetricTensor, axes: Sequence[int], dual: bool = False) -> Sy
             n = int(np.prod(dims))
             if blk is None:
                 shape = tuple(some.shape[:a]) + (n,) + tuple(some.shape[b:])
-                blk = tf.zeros(shape, dtype=some.dtype, device=some.device)
+                blk = ops.zeros(shape, some)
             else:
-                blk = tf.reshape(blk, tuple(blk.shape[:a]) + (n,) + tuple(blk.shape[b:]))
+                blk = ops.reshape(blk, tuple(blk.shape[:a]) + (n,) + tuple(blk.shape[b:]))
             pieces.append(blk)
-        out[ko] = pieces[0] if len(pieces) == 1 else tf.concatenate(pieces, axis=a)
-    return cls(out)
+        out[ko] = pieces[0] if len(pieces) == 1 else ops.concatenate(pieces, axis=a)
+    return cls._trusted(out)
 
 
 def split_legs(x: SymmetricTensor, axis: int) -> SymmetricTensor:
@@ -71,6 +71,7 @@ def split_legs(x: SymmetricTensor, axis: int) -> SymmetricTensor:
     parts = leg.fused_from
     legs = x.legs[:axis] + parts + x.legs[axis + 1:]
     cls = _structure_class(legs, x.charge)
+    ops = ops_of(x.blocks)
     out = {}
     for k, blk in x.blocks.items():
         entries, _ = fmap[k[axis]]
@@ -79,5 +80,5 @@ def split_legs(x: SymmetricTensor, axis: int) -> SymmetricTensor:
             idx = (slice(None),) * axis + (slice(off, off + n),)
             piece = blk[idx]
             shape = tuple(blk.shape[:axis]) + dims + tuple(blk.shape[axis + 1:])
-            out[k[:axis] + sub + k[axis + 1:]] = tf.reshape(piece, shape)
-    return cls(out)
+            out[k[:axis] + sub + k[axis + 1:]] = ops.reshape(piece, shape)
+    return cls._trusted(out)

@@ -23,6 +23,7 @@ import numpy as np
 import tenferro as tf
 
 from ..errors import ConcretizationError, DTypeError, ShapeError
+from ._blockops import ops_of
 from .legs import Leg
 
 __all__ = ["SymmetricTensor", "from_dense", "random", "to_dense", "zeros"]
@@ -81,9 +82,11 @@ class SymmetricTensor(tuple):
             raise TypeError("SymmetricTensor: use SymmetricTensor.build(blocks, legs, charge), "
                             "from_dense, random or zeros.")
         blocks = dict(blocks)
-        allowed = set(allowed_keys(cls.legs, cls.charge))
+        legs, sym = cls.legs, cls.legs[0].symmetry
         for k, b in blocks.items():
-            if k not in allowed:
+            if (len(k) != len(legs) or not all(l.has(q) for l, q in zip(legs, k))
+                    or sym.fuse_all(l.effective(q) for l, q in zip(legs, k)) != cls.charge):
+                allowed = allowed_keys(legs, cls.charge)
                 raise ShapeError(
                     f"SymmetricTensor: block {k!r} violates charge conservation (total charge "
                     f"{cls.charge!r}) on legs {list(cls.legs)}; allowed blocks: "
@@ -113,6 +116,11 @@ class SymmetricTensor(tuple):
         blocks = {tuple(k): (b if isinstance(b, tf.Tensor) else tf.asarray(b))
                   for k, b in blocks.items()}
         return _structure_class(legs, charge)(blocks)
+
+    @classmethod
+    def _trusted(cls, blocks: dict) -> SymmetricTensor:
+        """Internal: blocks already known to be allowed and of the right shapes."""
+        return tuple.__new__(cls, (blocks,))
 
     def with_blocks(self, blocks) -> SymmetricTensor:
         """A tensor with this one's legs and charge and other blocks (e.g. a loaded graph's
@@ -177,7 +185,7 @@ class SymmetricTensor(tuple):
     def _map(self, f, legs=None, charge=None) -> SymmetricTensor:
         cls = type(self) if legs is None else _structure_class(
             tuple(legs), self.charge if charge is None else charge)
-        return cls({k: f(b) for k, b in self.blocks.items()})
+        return cls._trusted({k: f(b) for k, b in self.blocks.items()})
 
     def __mul__(self, s):
         _scalar("mul", s)
@@ -203,7 +211,7 @@ class SymmetricTensor(tuple):
 
     def conj(self) -> SymmetricTensor:
         """Complex conjugate: blocks conjugated, every leg flipped, charge dualised."""
-        return self._map(tf.conj, [l.flip() for l in self.legs],
+        return self._map(ops_of(self.blocks).conj, [l.flip() for l in self.legs],
                          self.symmetry.dual(self.charge))
 
     def transpose(self, *perm) -> SymmetricTensor:
@@ -215,8 +223,9 @@ class SymmetricTensor(tuple):
         if sorted(perm) != list(range(self.ndim)):
             raise ShapeError(f"transpose: {perm} is not a permutation of {self.ndim} axes.")
         cls = _structure_class(tuple(self.legs[p] for p in perm), self.charge)
-        return cls({tuple(k[p] for p in perm): tf.transpose(b, perm)
-                    for k, b in self.blocks.items()})
+        tr = ops_of(self.blocks).transpose
+        return cls._trusted({tuple(k[p] for p in perm): tr(b, perm)
+                             for k, b in self.blocks.items()})
 
     def astype(self, dtype) -> SymmetricTensor:
         return self._map(lambda b: b.astype(dtype))
