@@ -33,7 +33,8 @@ from .tensor import SymmetricTensor, from_dense, norm, random, to_dense, zeros
 
 __all__ = [
     "Leg", "ProductSymmetry", "SymmetricEighResult", "SymmetricQRResult", "SymmetricSVDResult",
-    "SymmetricTensor", "Symmetry", "U1", "Z2", "Zn", "diagonal", "eigh", "einsum",
-    "from_dense", "fuse_legs", "inner", "leg_from_charges", "ncon", "norm", "product", "qr",
+    "SymmetricTensor", "Symmetry", "U1", "Z2", "Zn", "diagonal", "dmrg", "eigh", "einsum",
+    "from_dense", "fuse_legs", "inner", "leg_from_charges", "mpo_from_dense", "ncon", "norm",
+    "product", "qr",
     "random", "split_legs", "svd", "tensordot", "to_dense", "zeros",
 ]
