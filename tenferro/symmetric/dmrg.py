@@ -21,6 +21,7 @@ block-wise ``svd`` with truncation across sectors on the merged spectrum.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -109,52 +110,61 @@ def _offsets(leg):
             for sub, off, _dims in entries}
 
 
-def _build_lw(L, W, xp):
+def _mpo_matrices(W):
+    """Per MPO block: as [v s' s, w] (for the left build) and [v t' t, u] (right build)."""
+    left, right = {}, {}
+    for k, b in W.blocks.items():
+        w, v, d2, d = b.shape
+        left.setdefault(k[0], []).append((k, b.transpose(1, 2, 3, 0).reshape(v * d2 * d, w)))
+        right.setdefault(k[1], []).append((k, b.transpose(0, 2, 3, 1).reshape(w * d2 * d, v)))
+    return left, right
+
+
+def _build_lw(L, W, Wm, xp):
+    """LW[(qv, q', q)] = [R, v, C] from L[b, w, k] and W[w, v, s', s] (module comment)."""
     row = fused_leg((L.legs[0], W.legs[2]), False)
     col = fused_leg((L.legs[2], W.legs[3]), True)
     rmap, cmap = _offsets(row), _offsets(col)
-    by_w: dict = {}
-    for kw, wb in W.blocks.items():
-        by_w.setdefault(kw[0], []).append((kw, wb))
     out = {}
     for (qb, qw, qk), lb in L.blocks.items():
-        for (_, qv, qs2, qs), wb in by_w.get(qw, ()):
+        b, w, k = lb.shape
+        lm = lb.transpose(1, 0, 2).reshape(w, b * k)
+        for (_, qv, qs2, qs), wm in Wm.get(qw, ()):
             q2, ro = rmap[(qb, qs2)]
             q, co = cmap[(qk, qs)]
-            t = xp.tensordot(lb, wb, axes=([1], [0]))  # [b, k, v, s', s]
-            b, k, v, d2, d = t.shape
-            t = xp.reshape(xp.permute_dims(t, (0, 3, 2, 1, 4)) if hasattr(xp, "permute_dims")
-                           else t.transpose(0, 3, 2, 1, 4), (b * d2, v, k * d))
+            d2, d = W.legs[2].sector_dim(qs2), W.legs[3].sector_dim(qs)
+            v = wm.shape[0] // (d2 * d)
+            t = (wm @ lm).reshape(v, d2, d, b, k).transpose(3, 1, 0, 4, 2)
             key = (qv, q2, q)
             blk = out.get(key)
             if blk is None:
                 blk = out[key] = xp.zeros((row.sector_dim(q2), v, col.sector_dim(q)),
                                           dtype=t.dtype)
-            blk[ro:ro + b * d2, :, co:co + k * d] += t
+            blk[ro:ro + b * d2, :, co:co + k * d] += t.reshape(b * d2, v, k * d)
     return out
 
 
-def _build_wr(W, R, xp):
+def _build_wr(W, R, Wm, xp):
+    """WR[(qv, qd, qc)] = [v, C, R'] from W[v, u, t', t] and R[d, u, c] (module comment)."""
     row = fused_leg((W.legs[2], R.legs[0]), True)  # (t' d): theta's column leg
     col = fused_leg((W.legs[3], R.legs[2]), False)  # (t c): its flip
     rmap, cmap = _offsets(row), _offsets(col)
-    by_u: dict = {}
-    for kr, rb in R.blocks.items():
-        by_u.setdefault(kr[1], []).append((kr, rb))
     out = {}
-    for (qv, qu, qt2, qt), wb in W.blocks.items():
-        for (qd, _, qc), rb in by_u.get(qu, ()):
+    for (qd, qu, qc), rb in R.blocks.items():
+        dd, u, c = rb.shape
+        rm = rb.transpose(1, 0, 2).reshape(u, dd * c)
+        for (qv, _, qt2, qt), wm in Wm.get(qu, ()):
             q2, ro = rmap[(qt2, qd)]
             q, co = cmap[(qt, qc)]
-            t = xp.tensordot(wb, rb, axes=([1], [1]))  # [v, t', t, d, c]
-            v, d2, d, m, n = t.shape
-            t = xp.reshape(t.transpose(0, 2, 4, 1, 3), (v, d * n, d2 * m))
+            d2, d = W.legs[2].sector_dim(qt2), W.legs[3].sector_dim(qt)
+            v = wm.shape[0] // (d2 * d)
+            t = (wm @ rm).reshape(v, d2, d, dd, c).transpose(0, 2, 4, 1, 3)
             key = (qv, q2, q)
             blk = out.get(key)
             if blk is None:
                 blk = out[key] = xp.zeros((v, col.sector_dim(q), row.sector_dim(q2)),
                                           dtype=t.dtype)
-            blk[:, co:co + d * n, ro:ro + d2 * m] += t
+            blk[:, co:co + d * c, ro:ro + d2 * dd] += t.reshape(v, d * c, d2 * dd)
     return out
 
 
@@ -183,9 +193,8 @@ def _next_right(WR, Vh, uleg):
         if q not in vb or q2 not in vb:
             continue
         (qc, vc), (qd, vd) = vb[q], vb[q2]
-        t = ops_for(wr).tensordot(vc, wr, ([1], [1]))  # [c', v, R']
-        t = ops_for(wr).tensordot(t, vd.conj(), ([2], [1]))  # [c', v, d']
-        out[(qd, qv, qc)] = t.transpose(2, 1, 0)
+        t = (vc @ wr) @ vd.conj().T  # [v, c', d']
+        out[(qd, qv, qc)] = t.transpose(2, 0, 1)
     return _structure_class((bond.flip(), uleg, bond), bond.symmetry.identity)._trusted(out)
 
 
@@ -223,8 +232,8 @@ class _Packing:
         self.cls, self.xp = cls, xp
         self.keys = allowed_keys(cls.legs, cls.charge)
         self.shapes = [tuple(l.sector_dim(q) for l, q in zip(cls.legs, k)) for k in self.keys]
-        sizes = [int(np.prod(s)) for s in self.shapes]
-        self.offsets = np.cumsum([0] + sizes).tolist()
+        sizes = [math.prod(s) for s in self.shapes]
+        self.offsets = list(itertools.accumulate(sizes, initial=0))
 
     def pack(self, x: SymmetricTensor, like):
         return self.pack_blocks(x.blocks, like)
@@ -234,7 +243,7 @@ class _Packing:
         for k, s in zip(self.keys, self.shapes):
             b = blocks.get(k)
             parts.append(self.xp.reshape(b, (-1,)) if b is not None
-                         else self.xp.zeros((int(np.prod(s)),), dtype=like.dtype))
+                         else self.xp.zeros((math.prod(s),), dtype=like.dtype))
         return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
 
     def unpack(self, v) -> SymmetricTensor:
@@ -405,15 +414,18 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
     a0, al = mps[0].legs[0], mps[-1].legs[2]
     # LW[i] = L_i W_i (sites < i contracted), WR[i] = W_i R_i (sites > i contracted)
     LW, WR = [None] * L, [None] * L
-    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], xp)
-    WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]), xp)
+    Wm = [_mpo_matrices(w) for w in W]
+    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], xp)
+    WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]),
+                          Wm[L - 1][1], xp)
     # right-canonicalise the random start and build the right environments on the way
     for i in range(L - 1, 0, -1):
         f = fuse_legs(mps[i], [1, 2], dual=True)
         U, s, Vh, _ = _split_theta(f, xp, None, None)
         mps[i] = split_legs(Vh, 1)
         mps[i - 1] = tensordot(mps[i - 1], _scale_cols(U, s, xp), ([2], [0]))
-        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], Vh, W[i].legs[0]), xp)
+        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], Vh, W[i].legs[0]), Wm[i - 1][1],
+                              xp)
     energies, energy, prev = [], math.nan, math.nan
     converged, disc_max, sweep = False, 0.0, 0
     local_tol = 1e-4
@@ -441,11 +453,13 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                 if right:
                     mps[i] = split_legs(U, 0)
                     mps[i + 1] = split_legs(_scale_rows(Vh, s, xp), 1)
-                    LW[i + 1] = _build_lw(_next_left(LW[i], U, W[i].legs[1]), W[i + 1], xp)
+                    LW[i + 1] = _build_lw(_next_left(LW[i], U, W[i].legs[1]), W[i + 1],
+                                          Wm[i + 1][0], xp)
                 else:
                     mps[i] = split_legs(_scale_cols(U, s, xp), 0)
                     mps[i + 1] = split_legs(Vh, 1)
-                    WR[i] = _build_wr(W[i], _next_right(WR[i + 1], Vh, W[i + 1].legs[0]), xp)
+                    WR[i] = _build_wr(W[i], _next_right(WR[i + 1], Vh, W[i + 1].legs[0]),
+                                      Wm[i][1], xp)
             energies.append(energy)
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
             p.update(sweep + 1, E=energy, dE=change,

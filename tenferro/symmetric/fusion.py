@@ -8,9 +8,8 @@ concatenations of blocks, so their derivatives are the dense ones.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-
-import numpy as np
 
 from ..errors import ShapeError
 from ._blockops import ops_of
@@ -52,7 +51,7 @@ def fuse_legs(x: SymmetricTensor, axes: Sequence[int], dual: bool = False) -> Sy
         some = next(iter(present.values()))
         for sub, _off, dims in entries:
             blk = present.get(sub)
-            n = int(np.prod(dims))
+            n = math.prod(dims)
             if blk is None:
                 shape = tuple(some.shape[:a]) + (n,) + tuple(some.shape[b:])
                 blk = ops.zeros(shape, some)
@@ -76,7 +75,7 @@ def split_legs(x: SymmetricTensor, axis: int) -> SymmetricTensor:
     for k, blk in x.blocks.items():
         entries, _ = fmap[k[axis]]
         for sub, off, dims in entries:
-            n = int(np.prod(dims))
+            n = math.prod(dims)
             idx = (slice(None),) * axis + (slice(off, off + n),)
             piece = blk[idx]
             shape = tuple(blk.shape[:axis]) + dims + tuple(blk.shape[axis + 1:])

@@ -13,6 +13,7 @@ A leg made by ``fuse_legs`` remembers its parts (``fused_from``), so ``split_leg
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -49,9 +50,11 @@ class Leg:
                              f"with its total dimension.")
         object.__setattr__(self, "sectors", secs)
         object.__setattr__(self, "dual", bool(self.dual))
-        offs = np.cumsum([0] + [d for _, d in secs])
-        object.__setattr__(self, "_index", {q: (int(offs[i]), d)
-                                            for i, (q, d) in enumerate(secs)})
+        index, off = {}, 0
+        for q, d in secs:
+            index[q] = (off, d)
+            off += d
+        object.__setattr__(self, "_index", index)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -119,7 +122,7 @@ def _fusion_map(parts: tuple, dual: bool) -> dict:
         for combo in groups[qf]:
             dims = tuple(d for _, d in combo)
             entries.append((tuple(q for q, _ in combo), off, dims))
-            off += int(np.prod(dims))
+            off += math.prod(dims)
         out[qf] = (entries, off)
     if len(_FUSION_CACHE) > 4096:
         _FUSION_CACHE.clear()
@@ -131,13 +134,23 @@ def fused_leg(parts: Sequence[Leg], dual: bool = False) -> Leg:
     """The leg made by fusing ``parts`` (same symmetry): one sector per reachable charge, of
     dimension the sum over the sector combinations that fuse to it."""
     parts = tuple(parts)
+    hit = _FUSED_LEGS.get((parts, dual))
+    if hit is not None:
+        return hit
     if not parts:
         raise ShapeError("fuse_legs: no legs to fuse.")
     sym = parts[0].symmetry
     if any(l.symmetry != sym for l in parts):
         raise ShapeError(f"fuse_legs: legs of different symmetries {[l.symmetry for l in parts]}.")
     fmap = _fusion_map(parts, dual)
-    return Leg(sym, tuple((q, size) for q, (_, size) in fmap.items()), dual, parts)
+    leg = Leg(sym, tuple((q, size) for q, (_, size) in fmap.items()), dual, parts)
+    if len(_FUSED_LEGS) > 4096:
+        _FUSED_LEGS.clear()
+    _FUSED_LEGS[(parts, dual)] = leg
+    return leg
+
+
+_FUSED_LEGS: dict = {}
 
 
 def leg_from_charges(symmetry: Symmetry, charges: Sequence, dual: bool = False):

@@ -34,18 +34,21 @@ _ALLOWED: dict = {}
 
 
 def allowed_keys(legs: tuple, charge) -> tuple:
-    """Every sector combination whose effective charges fuse to ``charge`` (cached)."""
+    """Every sector combination whose effective charges fuse to ``charge`` (cached). The
+    last leg's charge is solved for, not searched."""
     key = (legs, charge)
     hit = _ALLOWED.get(key)
     if hit is None:
-        if not legs:
-            sym = None
-            hit = ((),)
-        else:
-            sym = legs[0].symmetry
-            hit = tuple(
-                combo for combo in itertools.product(*[l.charges for l in legs])
-                if sym.fuse_all(l.effective(q) for l, q in zip(legs, combo)) == charge)
+        sym = legs[0].symmetry
+        last = legs[-1]
+        out = []
+        for combo in itertools.product(*[l.charges for l in legs[:-1]]):
+            rest = sym.fuse_all(l.effective(q) for l, q in zip(legs, combo))
+            need = sym.fuse(charge, sym.dual(rest))  # the last leg's effective charge
+            q = sym.dual(need) if last.dual else need
+            if last.has(q):
+                out.append(combo + (q,))
+        hit = tuple(sorted(out))
         if len(_ALLOWED) > 4096:
             _ALLOWED.clear()
         _ALLOWED[key] = hit
