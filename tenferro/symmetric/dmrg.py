@@ -339,6 +339,50 @@ def _scale_cols(U, s, xp):
                              for k, b in U.blocks.items()})
 
 
+class _Sites:
+    """The MPS during the sweep, each tensor kept in the grouping it was made in: A[(l s), r]
+    (a left factor) or A[l, (s r)] (a right factor); regrouped only when the other one is
+    needed, and split to A[l, s, r] at the end."""
+
+    def __init__(self, mps):
+        self.forms = [{"plain": a} for a in mps]
+
+    def plain(self, i):
+        f = self.forms[i]
+        if "plain" not in f:
+            f["plain"] = split_legs(f["left"], 0) if "left" in f else split_legs(f["right"], 1)
+        return f["plain"]
+
+    def left(self, i):
+        f = self.forms[i]
+        if "left" not in f:
+            f["left"] = fuse_legs(self.plain(i), [0, 1])
+        return f["left"]
+
+    def right(self, i):
+        f = self.forms[i]
+        if "right" not in f:
+            f["right"] = fuse_legs(self.plain(i), [1, 2], dual=True)
+        return f["right"]
+
+    def set_left(self, i, a):
+        self.forms[i] = {"left": a}
+
+    def set_right(self, i, a):
+        self.forms[i] = {"right": a}
+
+    def max_bond(self):
+        dims = []
+        for f in self.forms:
+            if "plain" in f:
+                dims += [f["plain"].legs[0].dim, f["plain"].legs[2].dim]
+            elif "left" in f:
+                dims.append(f["left"].legs[1].dim)
+            else:
+                dims.append(f["right"].legs[0].dim)
+        return max(dims)
+
+
 # ----------------------------------------------------------------- initial state
 def _random_mps(mpo, charge, D, dtype, seed):
     """A random MPS with every bond sector reachable from both ends, sector dimension
@@ -426,6 +470,7 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
         mps[i - 1] = tensordot(mps[i - 1], _scale_cols(U, s, xp), ([2], [0]))
         WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], Vh, W[i].legs[0]), Wm[i - 1][1],
                               xp)
+    sites = _Sites(mps)
     energies, energy, prev = [], math.nan, math.nan
     converged, disc_max, sweep = False, 0.0, 0
     local_tol = 1e-4
@@ -436,8 +481,8 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
             order = ([(i, True) for i in range(L - 1)] if sweep % 2 == 0
                      else [(i, False) for i in range(L - 2, -1, -1)])
             for i, right in order:
-                theta = tensordot(mps[i], mps[i + 1], ([2], [0]))  # [l, s, t, r]
-                theta = fuse_legs(fuse_legs(theta, [2, 3], dual=True), [0, 1])
+                # theta[(l s), (t r)] from A_i as [(l s), r] and A_{i+1} as [l, (t r)]
+                theta = tensordot(sites.left(i), sites.right(i + 1), ([1], [0]))
                 pk = _Packing(type(theta), xp)
                 heff = _Heff(LW[i], WR[i + 1])
                 keys = set(pk.keys)
@@ -451,19 +496,18 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                 U, s, Vh, disc = _split_theta(pk.unpack(v), xp, D, cutoff)
                 disc_max = max(disc_max, disc)
                 if right:
-                    mps[i] = split_legs(U, 0)
-                    mps[i + 1] = split_legs(_scale_rows(Vh, s, xp), 1)
+                    sites.set_left(i, U)
+                    sites.set_right(i + 1, _scale_rows(Vh, s, xp))
                     LW[i + 1] = _build_lw(_next_left(LW[i], U, W[i].legs[1]), W[i + 1],
                                           Wm[i + 1][0], xp)
                 else:
-                    mps[i] = split_legs(_scale_cols(U, s, xp), 0)
-                    mps[i + 1] = split_legs(Vh, 1)
+                    sites.set_left(i, _scale_cols(U, s, xp))
+                    sites.set_right(i + 1, Vh)
                     WR[i] = _build_wr(W[i], _next_right(WR[i + 1], Vh, W[i + 1].legs[0]),
                                       Wm[i][1], xp)
             energies.append(energy)
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
-            p.update(sweep + 1, E=energy, dE=change,
-                     D=max(a.legs[2].dim for a in mps[:-1]), products=nmv,
+            p.update(sweep + 1, E=energy, dE=change, D=sites.max_bond(), products=nmv,
                      discarded=disc_max)
             at_final = D >= sched[-1] and sweep >= len(sched) - 1
             if at_final and change <= tol * max(abs(energy), 1e-300):
@@ -473,7 +517,7 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                 local_tol = min(1e-4, max(1e-12, math.sqrt(change / max(abs(energy), 1e-300))
                                           * 1e-3))
             prev = energy
+    mps = [_to_tensors(sites.plain(i), device) for i in range(L)]
     maxb = max(a.legs[2].dim for a in mps[:-1])
-    mps = [_to_tensors(a, device) for a in mps]
     return DMRGResult(energy, mps, energies, maxb, disc_max, sweep + 1, converged,
                       time.perf_counter() - t0)
