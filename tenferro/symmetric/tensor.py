@@ -16,6 +16,7 @@ subclass per (legs, charge), created once and cached). A saved graph stores it a
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,7 +27,8 @@ from ..errors import ConcretizationError, DTypeError, ShapeError
 from ._blockops import ops_of
 from .legs import Leg
 
-__all__ = ["SymmetricTensor", "from_dense", "random", "to_dense", "zeros"]
+__all__ = ["SymmetricTensor", "from_dense", "from_vector", "random", "to_dense", "to_vector",
+           "zeros"]
 
 
 # ----------------------------------------------------------------- structures
@@ -376,3 +378,37 @@ def check_dtype(op, *xs):
         if not isinstance(x, SymmetricTensor):
             raise DTypeError(f"{op}: expected SymmetricTensor operands, got "
                              f"{type(x).__name__}.")
+
+
+def to_vector(x: SymmetricTensor):
+    """The blocks of ``x`` as one flat tensor (every allowed block, in key order; missing
+    blocks as zeros), differentiably: the vector space a Krylov solver
+    (``tenferro.linalg.eigsh``/``linsolve`` on a ``LinearOperator``) works in. Inverse:
+    ``from_vector``."""
+    parts = []
+    for k in allowed_keys(x.legs, x.charge):
+        b = x.blocks.get(k)
+        if b is None:
+            n = math.prod(l.sector_dim(q) for l, q in zip(x.legs, k))
+            b = tf.zeros((n,), dtype=x.dtype, device=x.device)
+        parts.append(tf.reshape(b, (-1,)))
+    if not parts:
+        return tf.zeros((0,), dtype=x.dtype)
+    return parts[0] if len(parts) == 1 else tf.concatenate(parts)
+
+
+def from_vector(v, like: SymmetricTensor) -> SymmetricTensor:
+    """The symmetric tensor with ``like``'s legs and charge whose ``to_vector`` is ``v``."""
+    v = tf.asarray(v)
+    keys = allowed_keys(like.legs, like.charge)
+    shapes = [tuple(l.sector_dim(q) for l, q in zip(like.legs, k)) for k in keys]
+    n = sum(math.prod(s) for s in shapes)
+    if tuple(v.shape) != (n,):
+        raise ShapeError(f"from_vector: expected a vector of length {n} for legs "
+                         f"{list(like.legs)}, got shape {tuple(v.shape)}.")
+    out, off = {}, 0
+    for k, s in zip(keys, shapes):
+        m = math.prod(s)
+        out[k] = tf.reshape(v[off:off + m], s)
+        off += m
+    return type(like)._trusted(out)

@@ -83,9 +83,9 @@ OPTIM = {
 SYMMETRIC = {
     "Leg", "ProductSymmetry", "SymmetricEighResult", "SymmetricQRResult", "SymmetricSVDResult",
     "SymmetricTensor", "Symmetry", "U1", "Z2", "Zn", "diagonal", "dmrg", "eigh", "einsum",
-    "from_dense", "fuse_legs", "inner", "leg_from_charges", "mpo_from_dense", "ncon", "norm",
-    "product", "qr",
-    "random", "split_legs", "svd", "tensordot", "to_dense", "zeros",
+    "from_dense", "from_vector", "fuse_legs", "inner", "leg_from_charges", "mpo_from_dense",
+    "ncon", "norm", "product", "qr",
+    "random", "split_legs", "svd", "tensordot", "to_dense", "to_vector", "zeros",
 }
 
 

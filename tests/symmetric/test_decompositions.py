@@ -147,3 +147,38 @@ def test_eigh_matches_dense(name, dtype):
         lambda t: tf.sum(tf.linalg.eigvalsh(tf.reshape(t, (n, n))) ** 3), [h])
     with pytest.raises(ShapeError, match="flips of the row legs"):
         S.eigh(S.random(ls + ls, seed=0), 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_krylov_eigsh_on_a_symmetric_linear_map(dtype):
+    """tenferro.linalg.eigsh on a LinearOperator whose matvec contracts symmetric blocks
+    (through to_vector/from_vector): the lowest eigenvalue equals the block-wise eigh's, and
+    its gradient with respect to the operator's blocks equals the dense one."""
+    ls = legs("U1", [False, True])
+    a = S.random(ls + [l.flip() for l in ls], dtype=dtype, seed=7)
+    h = a + a.conj().transpose(2, 3, 0, 1)
+    x0 = S.random(ls, dtype=dtype, seed=8)
+
+    def lowest(hh):
+        def mv(v):
+            return S.to_vector(S.tensordot(hh, S.from_vector(v, x0), ([2, 3], [0, 1])))
+
+        n = S.to_vector(x0).shape[0]
+        op = tf.linalg.LinearOperator(mv, (n, n), dtype)
+        return tf.linalg.eigsh(op, k=1, v0=S.to_vector(x0), tol=1e-13).eigenvalues[0]
+
+    w = lowest(h)
+    # the solver works in x0's charge sector: the charge-0 block of the matrix
+    ref = float(np.min(S.diagonal(S.eigh(h, 2).eigenvalues)[0].numpy()))
+    assert abs(float(w.numpy()) - ref) < 1e-10
+    n = ls[0].dim * ls[1].dim
+    charge = [ls[0].effective(q0) + ls[1].effective(q1)
+              for q0, d0 in ls[0].sectors for _ in range(d0)
+              for q1, d1 in ls[1].sectors for _ in range(d1)]
+    idx = tf.asarray(np.array([i for i, c in enumerate(charge) if c == 0]))
+
+    def dense_lowest(t):
+        m = tf.take(tf.take(tf.reshape(t, (n, n)), idx, axis=0), idx, axis=1)
+        return tf.linalg.eigvalsh(m)[0]
+
+    check_against_dense(lowest, dense_lowest, [h], tol=1e-9)
