@@ -23,7 +23,7 @@ import numpy as np
 
 import tenferro as tf
 
-from ..errors import ConcretizationError, DTypeError, ShapeError
+from ..errors import ConcretizationError, ShapeError
 from ._blockops import ops_of
 from .legs import Leg
 
@@ -371,13 +371,6 @@ def norm(x: SymmetricTensor):
         return tf.zeros((), dtype=np.float64)
     flat = [tf.reshape(b, (-1,)) for b in x.blocks.values()]
     return tf.linalg.norm(flat[0] if len(flat) == 1 else tf.concatenate(flat))
-
-
-def check_dtype(op, *xs):
-    for x in xs:
-        if not isinstance(x, SymmetricTensor):
-            raise DTypeError(f"{op}: expected SymmetricTensor operands, got "
-                             f"{type(x).__name__}.")
 
 
 def to_vector(x: SymmetricTensor):
