@@ -212,3 +212,15 @@ def test_contraction_plans_are_cached_and_errors_are_clear():
         S.einsum("aa->", S.random([la[0], la[0].flip()], seed=0))
     with pytest.raises(ShapeError, match="explicitly"):
         S.einsum("ab,bc", x, y)
+
+
+def test_vector_view_round_trip():
+    ls = legs("U1xZ2", [False, True, False])
+    x = S.random(ls, (1, 1), dtype=np.complex128, seed=12)
+    partial = x.with_blocks({k: b for i, (k, b) in enumerate(x.blocks.items()) if i})
+    v = S.to_vector(partial)
+    assert tuple(v.shape) == (sum(b.numpy().size for b in x.blocks.values()),)
+    back = S.from_vector(v, x)
+    assert_close(S.to_dense(back).numpy(), S.to_dense(partial).numpy(), 0)
+    with pytest.raises(ShapeError, match="expected a vector of length"):
+        S.from_vector(tf.zeros((3,)), x)
