@@ -199,29 +199,51 @@ def _next_right(WR, Vh, uleg):
 
 
 class _Heff:
-    """theta -> H_eff theta = sum_v LW[v] theta WR[v]^T on the blocks of theta: two plain
-    matrix products per (theta block, MPO sector)."""
+    """theta -> H_eff theta = sum_v LW[v] theta WR[v]^T on the blocks of theta. Per theta
+    block: one matrix product with the LW blocks of every MPO sector stacked, then one with
+    each WR block."""
 
-    def __init__(self, LW, WR):
+    def __init__(self, LW, WR, xp):
         wr = {}
         for (qv, qd, qc), b in WR.items():
             v, n, n2 = b.shape
             wr.setdefault((qv, qc), []).append((qd, b.reshape(v * n, n2)))
-        self.terms: dict = {}
+        by_q: dict = {}
         for (qv, q2, q), b in LW.items():
-            m2, v, m = b.shape
-            self.terms.setdefault(q, []).append((qv, q2, m2, b.reshape(m2 * v, m), wr))
+            by_q.setdefault(q, []).append((qv, q2, b))
+        self.terms = {}
+        for q, items in by_q.items():
+            rows, off, mats = [], 0, []
+            for qv, q2, b in items:
+                m2, v, m = b.shape
+                rows.append((qv, q2, m2, off, off + m2 * v))
+                mats.append(b.reshape(m2 * v, m))
+                off += m2 * v
+            stacked = mats[0] if len(mats) == 1 else xp.concatenate(mats, axis=0)
+            self.terms[q] = (stacked, rows)
+        self.wr = wr
 
-    def __call__(self, theta, out_keys):
+    def __call__(self, theta):
         out = {}
+        wr = self.wr
         for (q, qc), th in theta.blocks.items():
-            for qv, q2, m2, lw, wr in self.terms.get(q, ()):
-                for qd, w in wr.get((qv, qc), ()):
-                    if (q2, qd) not in out_keys:
-                        continue
-                    t = (lw @ th).reshape(m2, -1) @ w
+            hit = self.terms.get(q)
+            if hit is None:
+                continue
+            stacked, rows = hit
+            t = stacked @ th
+            for qv, q2, m2, lo, hi in rows:
+                ws = wr.get((qv, qc))
+                if not ws:
+                    continue
+                tq = t[lo:hi].reshape(m2, -1)
+                for qd, w in ws:
+                    r = tq @ w
                     key = (q2, qd)
-                    out[key] = out[key] + t if key in out else t
+                    if key in out:
+                        out[key] += r
+                    else:
+                        out[key] = r
         return out
 
 
@@ -484,11 +506,10 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                 # theta[(l s), (t r)] from A_i as [(l s), r] and A_{i+1} as [l, (t r)]
                 theta = tensordot(sites.left(i), sites.right(i + 1), ([1], [0]))
                 pk = _Packing(type(theta), xp)
-                heff = _Heff(LW[i], WR[i + 1])
-                keys = set(pk.keys)
+                heff = _Heff(LW[i], WR[i + 1], xp)
 
-                def mv(v, heff=heff, pk=pk, keys=keys):
-                    return pk.pack_blocks(heff(pk.unpack(v), keys), v)
+                def mv(v, heff=heff, pk=pk):
+                    return pk.pack_blocks(heff(pk.unpack(v)), v)
 
                 v0 = pk.pack(theta, theta.blocks[next(iter(theta.blocks))])
                 energy, v, k = _lowest(mv, v0, local_tol, ncv, xp)
