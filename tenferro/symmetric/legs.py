@@ -25,7 +25,7 @@ from .groups import Symmetry
 __all__ = ["Leg", "leg_from_charges"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Leg:
     """One index of a symmetric tensor: ``symmetry``, ``sectors`` (pairs ``(charge, dim)``,
     charges distinct, dims >= 1), ``dual`` (direction) and, for a fused leg, the legs it was
@@ -36,6 +36,7 @@ class Leg:
     dual: bool = False
     fused_from: tuple | None = None
     _index: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _hash: int = field(default=0, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
         secs = tuple((q, int(d)) for q, d in self.sectors)
@@ -55,6 +56,20 @@ class Leg:
             index[q] = (off, d)
             off += d
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_hash", hash((self.symmetry, secs, self.dual,
+                                                self.fused_from)))
+
+    # legs key every cache (plans, structures, fusions): hash once, compare by identity first
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if not isinstance(other, Leg) or self._hash != other._hash:
+            return False
+        return (self.symmetry == other.symmetry and self.sectors == other.sectors
+                and self.dual == other.dual and self.fused_from == other.fused_from)
 
     # ------------------------------------------------------------------ queries
     @property
