@@ -102,8 +102,8 @@ def _to_tensors(x: SymmetricTensor, device) -> SymmetricTensor:
 
 # ------------------------------------------------------------------ environments
 # LW[(qv, q', q)]: array [R, v, C] = sum_w L[b, w, k] W[w, v, s', s], rows (b s') fused into
-# theta's row leg, columns (k s) into its flip; WR[(qv, qd, qc)]: array [v, C, R'] =
-# sum_u W[v, u, t', t] R[d, u, c], C = (t c) as theta's column leg, R' = (t' d). Built block
+# theta's row leg, columns (k s) into its flip; WR[(qv, qd, qc)]: array [v, R', C] =
+# sum_u W[v, u, t', t] R[d, u, c], R' = (t' d) as theta's column leg, C = (t c). Built block
 # pair by block pair into place, so a product H_eff theta is two matrix products per term.
 def _offsets(leg):
     return {sub: (qf, off) for qf, (entries, _) in leg.fusion_map().items()
@@ -145,7 +145,7 @@ def _build_lw(L, W, Wm, xp):
 
 
 def _build_wr(W, R, Wm, xp):
-    """WR[(qv, qd, qc)] = [v, C, R'] from W[v, u, t', t] and R[d, u, c] (module comment)."""
+    """WR[(qv, qd, qc)] = [v, R', C] from W[v, u, t', t] and R[d, u, c] (module comment)."""
     row = fused_leg((W.legs[2], R.legs[0]), True)  # (t' d): theta's column leg
     col = fused_leg((W.legs[3], R.legs[2]), False)  # (t c): its flip
     rmap, cmap = _offsets(row), _offsets(col)
@@ -158,13 +158,13 @@ def _build_wr(W, R, Wm, xp):
             q, co = cmap[(qt, qc)]
             d2, d = W.legs[2].sector_dim(qt2), W.legs[3].sector_dim(qt)
             v = wm.shape[0] // (d2 * d)
-            t = (wm @ rm).reshape(v, d2, d, dd, c).transpose(0, 2, 4, 1, 3)
+            t = (wm @ rm).reshape(v, d2, d, dd, c).transpose(0, 1, 3, 2, 4)
             key = (qv, q2, q)
             blk = out.get(key)
             if blk is None:
-                blk = out[key] = xp.zeros((v, col.sector_dim(q), row.sector_dim(q2)),
+                blk = out[key] = xp.zeros((v, row.sector_dim(q2), col.sector_dim(q)),
                                           dtype=t.dtype)
-            blk[:, co:co + d * c, ro:ro + d2 * dd] += t.reshape(v, d * c, d2 * dd)
+            blk[:, ro:ro + d2 * dd, co:co + d * c] += t.reshape(v, d2 * dd, d * c)
     return out
 
 
@@ -185,7 +185,7 @@ def _next_left(LW, U, wleg):
 
 
 def _next_right(WR, Vh, uleg):
-    """R'[d', v, c'] = Vh[c', (t c)] WR[v, (t c), (t' d)] conj(Vh)[d', (t' d)]."""
+    """R'[d', v, c'] = Vh[c', (t c)] WR[v, (t' d), (t c)] conj(Vh)[d', (t' d)]."""
     bond = Vh.legs[0]
     vb = {k[1]: (k[0], b) for k, b in Vh.blocks.items()}
     out = {}
@@ -193,8 +193,8 @@ def _next_right(WR, Vh, uleg):
         if q not in vb or q2 not in vb:
             continue
         (qc, vc), (qd, vd) = vb[q], vb[q2]
-        t = (vc @ wr) @ vd.conj().T  # [v, c', d']
-        out[(qd, qv, qc)] = t.transpose(2, 0, 1)
+        t = (vd.conj() @ wr) @ vc.T  # [v, d', c']
+        out[(qd, qv, qc)] = t.transpose(1, 0, 2)
     return _structure_class((bond.flip(), uleg, bond), bond.symmetry.identity)._trusted(out)
 
 
@@ -206,8 +206,8 @@ class _Heff:
     def __init__(self, LW, WR, xp):
         wr = {}
         for (qv, qd, qc), b in WR.items():
-            v, n, n2 = b.shape
-            wr.setdefault((qv, qc), []).append((qd, b.reshape(v * n, n2)))
+            v, n2, n = b.shape
+            wr.setdefault((qv, qc), []).append((qd, b.transpose(0, 2, 1).reshape(v * n, n2)))
         by_q: dict = {}
         for (qv, q2, q), b in LW.items():
             by_q.setdefault(q, []).append((qv, q2, b))
@@ -223,10 +223,10 @@ class _Heff:
             self.terms[q] = (stacked, rows)
         self.wr = wr
 
-    def __call__(self, theta):
-        out = {}
+    def __call__(self, blocks: dict, out: dict):
+        """Adds H_eff theta into ``out`` (views of the result vector) block by block."""
         wr = self.wr
-        for (q, qc), th in theta.blocks.items():
+        for (q, qc), th in blocks.items():
             hit = self.terms.get(q)
             if hit is None:
                 continue
@@ -238,13 +238,9 @@ class _Heff:
                     continue
                 tq = t[lo:hi].reshape(m2, -1)
                 for qd, w in ws:
-                    r = tq @ w
-                    key = (q2, qd)
-                    if key in out:
-                        out[key] += r
-                    else:
-                        out[key] = r
-        return out
+                    o = out.get((q2, qd))
+                    if o is not None:
+                        o += tq @ w
 
 
 class _Packing:
@@ -267,6 +263,12 @@ class _Packing:
             parts.append(self.xp.reshape(b, (-1,)) if b is not None
                          else self.xp.zeros((math.prod(s),), dtype=like.dtype))
         return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
+
+    def views(self, v) -> dict:
+        """The blocks of the flat array ``v`` as views (writing to them writes to ``v``)."""
+        o = self.offsets
+        return {k: v[o[i]:o[i + 1]].reshape(s)
+                for i, (k, s) in enumerate(zip(self.keys, self.shapes))}
 
     def unpack(self, v) -> SymmetricTensor:
         o = self.offsets
@@ -509,7 +511,9 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                 heff = _Heff(LW[i], WR[i + 1], xp)
 
                 def mv(v, heff=heff, pk=pk):
-                    return pk.pack_blocks(heff(pk.unpack(v)), v)
+                    out = xp.zeros_like(v)
+                    heff(pk.views(v), pk.views(out))
+                    return out
 
                 v0 = pk.pack(theta, theta.blocks[next(iter(theta.blocks))])
                 energy, v, k = _lowest(mv, v0, local_tol, ncv, xp)
