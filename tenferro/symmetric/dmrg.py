@@ -11,12 +11,14 @@ Conventions (charges flow left to right):
 
 The local problem is solved on the two-site tensor matricised as ``theta[(l s), (t r)]``,
 which is block diagonal (one block per charge of ``(l s)``). The effective Hamiltonian is
-applied as ``sum_v LW[v] theta WR[v]^T`` with the enlarged environments
-``LW = L W_i`` (legs v, (b s'), (k s)) and ``WR = W_{i+1} R``, built once per bond: two
-symmetric contractions per product, a few dozen dense block matmuls instead of the hundreds a
-contraction leg by leg would need (per-block Python overhead matters at D ~ 100). The flat
-vector of the Lanczos solver is the concatenation of theta's blocks. The split is the
-block-wise ``svd`` with truncation across sectors on the merged spectrum.
+applied as ``sum_v LW[v] theta WR[v]^T`` with the enlarged environments ``LW = L W_i`` and
+``WR = W_{i+1} R``, built once per environment update: a product is a few dozen dense block
+matmuls instead of the hundreds a contraction leg by leg would need (per-block Python
+overhead, not flops, bounds the run at D ~ 100). The ground-state search is not
+differentiated, so it runs on the blocks' backend arrays (``_blockops``) with a small
+Lanczos on the flat vector of theta's blocks. The split is a block-wise SVD truncated on the
+merged spectrum of all sectors (``tenferro.linalg.truncation_rank``). design/symmetric.md
+has the details and the measurements.
 """
 
 from __future__ import annotations
