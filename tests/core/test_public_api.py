@@ -147,15 +147,16 @@ def test_every_public_function_is_documented():
 def test_tensor_methods_are_documented():
     """The ``Tensor`` surface shared by eager and traced tensors: every public method and
     property says what it is (and, for PyTorch spellings, how it relates to NumPy's)."""
-    missing = [n for n, v in vars(tf.Tensor).items()
-               if not n.startswith("_") and callable(getattr(v, "fget", v)) and not _doc(v)]
-    assert not missing, missing
+    for cls in (tf.Tensor, tf.EagerTensor):
+        missing = [n for n, v in vars(cls).items()
+                   if not n.startswith("_") and callable(getattr(v, "fget", v)) and not _doc(v)]
+        assert not missing, (cls.__name__, missing)
 
 
 NON_SMOOTH = (
     "abs", "amax", "amin", "argsort", "ceil", "clamp", "clip", "fabs", "floor", "fmax", "fmin",
     "max", "min", "mod", "nan_to_num", "norm", "relu", "remainder", "round", "sign", "sort",
-    "topk", "trunc",
+    "topk", "trunc", "maximum", "minimum", "where",
 )
 
 
