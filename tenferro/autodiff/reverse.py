@@ -167,6 +167,27 @@ def _check_scalar_out(out):
         )
 
 
+def check_inexact_args(name: str, args, nums) -> None:
+    """Differentiating with respect to an integer or boolean input is a mistake (its
+    derivative would silently be zero): raise, as JAX does."""
+    for n, a in zip(nums, args):
+        for leaf in tree_flatten(a)[0]:
+            dt = getattr(leaf, "dtype", None)
+            if dt is None:
+                if isinstance(leaf, (bool, int)):
+                    dt = np.dtype(bool if isinstance(leaf, bool) else np.int64)
+                else:
+                    continue
+            dt = np.dtype(dt)
+            if dt.kind in "biu":
+                raise DTypeError(
+                    f"{name}: argument {n} has dtype {dt} (shape {tuple(np.shape(leaf))}); "
+                    f"derivatives are taken with respect to float or complex inputs only. Pass "
+                    f"a float value (e.g. x.astype(float), or 3.0 instead of 3), or leave the "
+                    f"argument out of argnums."
+                )
+
+
 def value_and_grad(f, argnums=0, has_aux: bool = False):
     """A function returning ``(f(*args), gradient)`` (``((value, aux), gradient)`` with aux)."""
     single = isinstance(argnums, int)
@@ -183,6 +204,7 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
                 full[n] = d
             return f(*full, **kwargs)
 
+        check_inexact_args("grad", [args[n] for n in nums], nums)
         res = vjp(partial, *[args[n] for n in nums], has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         _check_scalar_out(out)

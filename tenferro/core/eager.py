@@ -80,8 +80,8 @@ class EagerTensor(Tensor):
 
     def _host_view(self) -> np.ndarray:
         a = self._backend.to_numpy(self._value)
-        if a is self._value or (a.base is not None and a.base is self._value):
-            a = a.view()
+        if a.flags.writeable:  # a view of the live buffer (or, per backend, maybe a copy):
+            a = a.view()  # never writable, so no write can bypass the version counter
             a.flags.writeable = False
         return a
 
@@ -301,9 +301,21 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
     backend = like._backend if like is not None else None
     if backend is None:
         backend = backend_of_array(x) or get_backend(state.default_device)
+    if x is None or isinstance(x, (str, bytes)):
+        raise DTypeError(
+            f"expected a tensor, array or number, got {type(x).__name__} {x!r:.40}"
+            + (f" (next to a {like.dtype} tensor of shape {tuple(like.shape)})"
+               if like is not None else "") + "; pass a numeric value."
+        )
     if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
         dtype = np.result_type(like.dtype, x)
-    return _wrap(backend.asarray(x, dtype=dtype), backend)
+    arr = backend.asarray(x, dtype=dtype)
+    if getattr(arr.dtype, "kind", "f") not in "biufc":
+        raise DTypeError(
+            f"expected numeric data, got an array of dtype {arr.dtype}; tensors hold bool, "
+            f"integer, float or complex numbers (convert structured/object/string data first)."
+        )
+    return _wrap(arr, backend)
 
 
 # ------------------------------------------------------------------- the trace

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, _wrap, as_eager
 from ..core.tensor import Tensor, mark_view
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
 
@@ -172,11 +173,11 @@ def operands(op: str, *xs):
     """Promote (NumPy rules, Python scalars weak) and broadcast operands to one shape/dtype."""
     tensors = [x for x in xs if isinstance(x, Tensor)]
     if not tensors:
-        xs = tuple(tensor_of(x) for x in xs)
+        xs = tuple(_operand(op, x, None) for x in xs)
         tensors = list(xs)
     elif len(tensors) < len(xs):
         xs = tuple(
-            x if isinstance(x, (Tensor, Sym)) or is_scalar(x) else tensor_of(x, like=tensors[0])
+            x if isinstance(x, (Tensor, Sym)) or is_scalar(x) else _operand(op, x, tensors[0])
             for x in xs
         )
         tensors = [x for x in xs if isinstance(x, Tensor)]
@@ -206,8 +207,23 @@ def operands(op: str, *xs):
     return out
 
 
+def _operand(op, x, like):
+    """``x`` as an operand of ``op``; ``None`` and strings are mistakes (NumPy would compute
+    NaN from ``None``)."""
+    if x is None or isinstance(x, (str, bytes)):
+        desc = "" if like is None else (
+            f" next to a {like.dtype} tensor of shape {tuple(like.shape)}")
+        raise DTypeError(f"{op}: got the operand {x!r:.40} ({type(x).__name__}){desc}; "
+                         f"operands must be tensors, arrays or numbers.")
+    return tensor_of(x, like=like)
+
+
 def normalize_axis(op: str, axis, ndim: int) -> int:
-    a = int(axis)
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise ShapeError(f"{op}: axis {axis!r:.40} ({type(axis).__name__}) is not an integer; "
+                         f"axes are ints (or tuples of ints) in [-{ndim}, {ndim}).") from None
     if not -ndim <= a < max(ndim, 1):
         raise ShapeError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim}.")
     return a % ndim if ndim else 0
@@ -257,6 +273,9 @@ def normalize_axes(op: str, axis, ndim: int) -> tuple:
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    elif not isinstance(axis, (tuple, list)):
+        normalize_axis(op, axis, ndim)  # raises the clear error for a non-integer axis
         axis = (axis,)
     axes = tuple(normalize_axis(op, a, ndim) for a in axis)
     if len(set(axes)) != len(axes):

@@ -295,7 +295,8 @@ def angle(x) -> Tensor:
     x = to_inexact(tensor_of(x))
     if is_complex(x.dtype):
         return arctan2(imag(x), real(x))
-    return where(less(x, 0), math.pi, 0.0) + 0 * x
+    # 0 * sign(x): a zero derivative, NaN kept, and no 0 * inf = NaN at x = +-inf
+    return where(less(x, 0), math.pi, 0.0) + 0 * sign(x)
 
 
 def abs2(x) -> Tensor:
