@@ -71,11 +71,20 @@ def arctan2(y, x) -> Tensor:
     return bind(P.atan2_p, a, b)
 
 
+_STATIC_POW = 16  # integer exponents up to this are parameters (exact integer powers)
+
+
 def power(x, y) -> Tensor:
     """``x ** y``. A Python-number exponent uses the static-exponent primitive (exact
     integer powers, derivative p x^(p-1)); a tensor exponent uses ``pow``."""
     if isinstance(x, Tensor) and is_scalar(y) and not isinstance(y, (complex, np.complexfloating)):
         y = y.item() if hasattr(y, "item") else y
+        if not (float(y).is_integer() and -_STATIC_POW <= y <= _STATIC_POW) and y == y:
+            # a data-like exponent (x ** p with p changing every step) is an operand, not a
+            # parameter: a parameter would key a new derivative template per value
+            a, b = operands("power", x, float(y))
+            a, b = to_inexact(a), to_inexact(b)
+            return bind(P.pow_p, a, b)
         if float(y).is_integer():
             y = int(y)
             if y < 0 and x.dtype.kind not in "fc":
