@@ -13,7 +13,7 @@ from chainrules import ShapedArray, Zero, aval_of
 from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import bind_list, dispatch, new_trace
-from ..errors import NonLinearError, ShapeError
+from ..errors import NonLinearError, ShapeError, check_callable
 from ..ir.eval import eval_program
 from ..ir.transpose import transpose_program
 from ..ops._base import tensor_of
@@ -24,6 +24,7 @@ from .forward import JVPTrace, JVPTracer
 
 def linearize(f, *primals):
     """``(f(*primals), jvp_fn)``; ``jvp_fn(*tangents)`` applies the Jacobian at ``primals``."""
+    check_callable("linearize", f)
     flat, tree = tree_flatten(primals)
     flat = [tensor_of(p) for p in flat]
     got = {}
@@ -60,6 +61,7 @@ def linear_transpose(f_lin, *primals):
     Returns ``ft(ct) -> tuple of input cotangents``. Raises ``NonLinearError`` naming the
     first operation that is not linear in the inputs.
     """
+    check_callable("linear_transpose", f_lin)
     flat, tree = tree_flatten(primals)
     avals = [ShapedArray(p.shape, p.dtype) for p in (tensor_of(x) for x in flat)]
     got = {}

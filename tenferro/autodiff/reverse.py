@@ -16,7 +16,7 @@ from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import Trace, bind_list, dispatch, new_trace
 from ..core.tracer import PrimalTracer
-from ..errors import DTypeError, GradientError, ShapeError
+from ..errors import DTypeError, GradientError, ShapeError, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
 from .tape import BindContext, LeafNode, Tape, backward_pass
@@ -109,6 +109,7 @@ def vjp(f, *primals, has_aux: bool = False):
     """``(out, vjp_fn)`` or ``(out, vjp_fn, aux)``: ``vjp_fn(ct)`` returns one cotangent per
     primal argument (pytrees allowed). Cotangents of complex inputs follow the convention
     dL/dRe z + i dL/dIm z."""
+    check_callable("vjp", f)
     flat, tree = tree_flatten(primals)
     flat = [tensor_of(x) for x in flat]
     with new_trace(TapeTrace) as tr:
@@ -167,6 +168,17 @@ def _check_scalar_out(out):
         )
 
 
+def _argnums(name, argnums) -> tuple:
+    try:
+        nums = tuple(argnums)
+        if any(isinstance(n, bool) or not isinstance(n, int) for n in nums):
+            raise TypeError
+    except TypeError:
+        raise GradientError(f"{name}: argnums must be an int or a tuple of ints, got "
+                            f"{argnums!r:.40}.") from None
+    return nums
+
+
 def check_inexact_args(name: str, args, nums) -> None:
     """Differentiating with respect to an integer or boolean input is a mistake (its
     derivative would silently be zero): raise, as JAX does."""
@@ -190,8 +202,9 @@ def check_inexact_args(name: str, args, nums) -> None:
 
 def value_and_grad(f, argnums=0, has_aux: bool = False):
     """A function returning ``(f(*args), gradient)`` (``((value, aux), gradient)`` with aux)."""
+    check_callable("grad", f)
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    nums = (argnums,) if single else _argnums("grad", argnums)
 
     def wrapped(*args, **kwargs):
         for n in nums:

@@ -301,15 +301,21 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
     backend = like._backend if like is not None else None
     if backend is None:
         backend = backend_of_array(x) or get_backend(state.default_device)
-    if x is None or isinstance(x, (str, bytes)):
+    if x is None or isinstance(x, (str, bytes, dict, set, type, np.dtype)):
         raise DTypeError(
             f"expected a tensor, array or number, got {type(x).__name__} {x!r:.40}"
             + (f" (next to a {like.dtype} tensor of shape {tuple(like.shape)})"
                if like is not None else "") + "; pass a numeric value."
         )
-    if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
-        dtype = np.result_type(like.dtype, x)
-    arr = backend.asarray(x, dtype=dtype)
+    try:
+        if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
+            dtype = np.result_type(like.dtype, x)
+        arr = backend.asarray(x, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:  # ragged lists, huge ints, objects
+        raise DTypeError(
+            f"cannot convert the {type(x).__name__} {x!r:.40} to a tensor ({type(e).__name__}: "
+            f"{e}); give a number or a rectangular array of numbers."
+        ) from None
     if getattr(arr.dtype, "kind", "f") not in "biufc":
         raise DTypeError(
             f"expected numeric data, got an array of dtype {arr.dtype}; tensors hold bool, "

@@ -14,7 +14,7 @@ from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import as_dim, astype, first_tensor, tensor_of
+from ._base import as_dim, astype, dtype_arg, first_tensor, tensor_of
 from .misc import copy, to_device
 
 float64 = np.dtype("float64")
@@ -68,7 +68,19 @@ def asarray(data, dtype=None, device=None) -> Tensor:
     backend = get_backend(device) if device is not None else (
         backend_of_array(data) or get_backend(state.default_device)
     )
-    return _wrap(backend.asarray(data, dtype=None if dtype is None else np.dtype(dtype)), backend)
+    dt = None if dtype is None else dtype_arg("asarray", dtype)
+    if data is None or isinstance(data, (str, bytes, dict, set, type, np.dtype)):
+        raise DTypeError(f"asarray: cannot convert {type(data).__name__} {data!r:.40} to a "
+                         f"tensor; give a number or an array of numbers.")
+    try:
+        arr = backend.asarray(data, dtype=dt)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise DTypeError(f"asarray: cannot convert the {type(data).__name__} to a tensor "
+                         f"({type(e).__name__}: {e}); give a rectangular array of numbers."
+                         ) from None
+    if getattr(arr.dtype, "kind", "f") not in "biufc":
+        raise DTypeError(f"asarray: data of dtype {arr.dtype} is not numeric.")
+    return _wrap(arr, backend)
 
 
 def full(shape, fill_value, dtype=None, device=None) -> Tensor:
@@ -100,15 +112,7 @@ def _check_fill(op, value):
 
 
 def _dtype_arg(op, dtype) -> np.dtype:
-    try:
-        dt = np.dtype(dtype)
-    except TypeError as e:
-        raise DTypeError(f"{op}: {dtype!r:.40} is not a dtype ({e}); use e.g. tenferro.float64."
-                         ) from None
-    if dt.kind not in "biufc":
-        raise DTypeError(f"{op}: dtype {dt} is not supported; tensors hold bool, integer, float "
-                         f"or complex numbers.")
-    return dt
+    return dtype_arg(op, dtype)
 
 
 _MEMORY = []

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from ..errors import ConcretizationError, ShapeError
-from ._base import broadcast_to, normalize_axes, normalize_axis, tensor_of, to_inexact
+from ._base import as_int, broadcast_to, normalize_axes, normalize_axis, tensor_of, to_inexact
 from .elementwise import not_equal, subtract
 from .shape import concatenate, slice_axis
 
@@ -35,7 +35,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     times, after joining ``prepend``/``append`` (scalars are broadcast) to ``a``. Boolean input
     gives ``a[1:] != a[:-1]``, as NumPy. Linear in ``a``."""
     x = tensor_of(a)
-    n = int(n)
+    n = as_int("diff", "n", n)
     if n < 0:
         raise ShapeError(f"diff: the order n must be non-negative, got {n}.")
     if x.ndim == 0:

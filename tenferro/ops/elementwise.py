@@ -15,6 +15,7 @@ from ..core.tensor import Tensor, mark_view
 from ..errors import DTypeError
 from ._base import (
     PY_SCALARS,
+    as_int,
     astype,
     is_scalar,
     operands,
@@ -196,7 +197,7 @@ def round(a, decimals: int = 0) -> Tensor:  # noqa: A001  (NumPy's name)
     real and imaginary parts. Integers are unchanged for ``decimals >= 0``. Piecewise
     constant: the derivative is 0 everywhere, also at the jumps."""
     x = tensor_of(a)
-    decimals = int(decimals)
+    decimals = as_int("round", "decimals", decimals)
     if is_complex(x.dtype):
         re, im = round(real(x), decimals), round(imag(x), decimals)
         return add(astype(re, x.dtype), multiply(astype(im, x.dtype), 1j))
