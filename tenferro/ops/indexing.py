@@ -15,7 +15,7 @@ from ..core.eager import EagerTensor
 from ..core.tensor import IndexView, Tensor, mark_view
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
-from .elementwise import add, less, multiply, where
+from .elementwise import add, less, logical_and, multiply, where
 from .shape import flip, reshape, transpose
 
 
@@ -410,7 +410,9 @@ def _wrap_negative(i, d):
             raise ShapeError(f"index {bad} is out of bounds for an axis of size {d}.")
         if arr.size and arr.min() >= 0:
             return i
-    return where(less(i, 0), add(i, d), i)
+    # an index below -d stays out of range (the backend then raises): wrapped, -d - 1 would
+    # silently become -1, the last element
+    return where(logical_and(less(i, 0), ~less(i, -d)), add(i, d), i)
 
 
 def _positions(x, idx):

@@ -237,3 +237,25 @@ def test_traced_boolean_mask_is_a_concretization_error():
         tf.jit(lambda x: x[x > 1])(tf.tensor([1.0, 2.0]))
     with pytest.raises(TenferroError):
         tf.jit(lambda x: x[(x > 1).sum() > 0])(tf.tensor([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("idx", [[4], [-4], [0, 3], [-7]], ids=str)
+def test_traced_index_arrays_out_of_range_raise_on_every_backend(_backend, idx):
+    """Under jit the indices are data: the executor raises a named error (-4 on a length-3
+    axis used to wrap twice into -1, the last element; array_api_strict's scatter-add used to
+    drop out-of-range updates)."""
+    x = tf.tensor([1.0, 2.0, 3.0])
+    i = tf.tensor(idx)
+    with pytest.raises(ShapeError, match=r"gather\(.*out of bounds.*\[at "):
+        tf.jit(lambda x, i: x[i])(x, i)
+    with pytest.raises(ShapeError, match=r"scatter_add\(.*out of bounds"):
+        tf.jit(lambda x, i: tf.scatter_add(x, i, tf.ones(len(idx))))(x, i)
+
+
+@pytest.mark.parametrize("idx", [[-1], [-3], [0, 2]], ids=str)
+def test_traced_index_arrays_in_range_agree_with_eager(_backend, idx):
+    x = tf.tensor([1.0, 2.0, 3.0])
+    i = tf.tensor(idx)
+    np.testing.assert_array_equal(tf.jit(lambda x, i: x[i])(x, i).numpy(), x[i].numpy())
+    f = lambda x, i: tf.scatter_add(x, i, tf.ones(len(idx)))  # noqa: E731
+    np.testing.assert_array_equal(tf.jit(f)(x, i).numpy(), f(x, i).numpy())
