@@ -282,6 +282,9 @@ def reduction_axes(op: str, axis, ndim: int) -> tuple:
     """``normalize_axes`` sorted, cached per (op, axis, ndim): reductions call it per op."""
     if isinstance(axis, list):
         axis = tuple(axis)
+    if axis.__class__ is not int and axis is not None and not (
+            axis.__class__ is tuple and all(a.__class__ is int for a in axis)):
+        return tuple(sorted(normalize_axes(op, axis, ndim)))  # the cache would equate 1.0 and 1
     try:
         return _reduction_axes(op, axis, ndim)
     except TypeError:  # an unhashable axis: let normalize_axes name the problem
