@@ -412,7 +412,8 @@ def _wrap_negative(i, d):
             return i
     # an index below -d stays out of range (the backend then raises): wrapped, -d - 1 would
     # silently become -1, the last element
-    return where(logical_and(less(i, 0), ~less(i, -d)), add(i, d), i)
+    wrapped = add(i, d)
+    return where(logical_and(less(i, 0), ~less(wrapped, 0)), wrapped, i)
 
 
 def _positions(x, idx):
