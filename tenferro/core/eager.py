@@ -84,8 +84,8 @@ class EagerTensor(Tensor):
 
     def _host_view(self) -> np.ndarray:
         a = self._backend.to_numpy(self._value)
-        if a is self._value or (a.base is not None and a.base is self._value):
-            a = a.view()
+        if a.flags.writeable:  # a view of the live buffer (or, per backend, maybe a copy):
+            a = a.view()  # never writable, so no write can bypass the version counter
             a.flags.writeable = False
         return a
 
@@ -314,9 +314,27 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
     if backend is None:  # host data (NumPy, Python) goes to the default device
         backend = ((not isinstance(x, (np.ndarray, np.generic)) and backend_of_array(x))
                    or get_backend(state.default_device))
-    if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
-        dtype = np.result_type(like.dtype, x)
-    return _wrap(backend.asarray(x, dtype=dtype), backend)
+    if x is None or isinstance(x, (str, bytes, dict, set, type, np.dtype)):
+        raise DTypeError(
+            f"expected a tensor, array or number, got {type(x).__name__} {x!r:.40}"
+            + (f" (next to a {like.dtype} tensor of shape {tuple(like.shape)})"
+               if like is not None else "") + "; pass a numeric value."
+        )
+    try:
+        if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
+            dtype = np.result_type(like.dtype, x)
+        arr = backend.asarray(x, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:  # ragged lists, huge ints, objects
+        raise DTypeError(
+            f"cannot convert the {type(x).__name__} {x!r:.40} to a tensor ({type(e).__name__}: "
+            f"{e}); give a number or a rectangular array of numbers."
+        ) from None
+    if getattr(arr.dtype, "kind", "f") not in "biufc":
+        raise DTypeError(
+            f"expected numeric data, got an array of dtype {arr.dtype}; tensors hold bool, "
+            f"integer, float or complex numbers (convert structured/object/string data first)."
+        )
+    return _wrap(arr, backend)
 
 
 # ------------------------------------------------------------------- the trace
@@ -366,6 +384,8 @@ class EvalTrace(Trace):
                 expected = _VALIDATED.get(sig)
             except TypeError:  # unhashable parameters: validate every call
                 sig = expected = None
+            if expected is None and "value" in params:  # data (full's fill value): no key
+                sig = None
             if expected is None:
                 expected = _check(prim, vals, params, backend)
                 if sig is not None:
@@ -376,7 +396,7 @@ class EvalTrace(Trace):
             raise
         except Exception as e:
             _check(prim, vals, params, backend)  # raises the clear error if inputs are bad
-            raise _impl_error(prim, vals, params, backend, e) from e
+            raise impl_error(prim, _avals(vals, backend), params, backend, e) from e
         out_backend = backend
         if prim.out_device is not None:  # a transfer: the output lives elsewhere
             out_backend = get_backend(prim.out_device(params))
@@ -442,12 +462,38 @@ def _check_outputs(prim, out, expected, backend):
             )
 
 
-def _impl_error(prim, vals, params, backend, e):
-    shapes = ", ".join(fmt_aval(a) for a in _avals(vals, backend))
-    return TenferroError(
+def impl_error(prim, avals, params, backend, e) -> TenferroError:
+    """The named error for an ``impl`` that raised on valid-looking operands (eager mode and
+    the graph executor alike): the operation, its operands, what NumPy said, and a hint."""
+    shapes = ", ".join(fmt_aval(a) for a in avals)
+    cls, hint = classify_failure(e)
+    return cls(
         f"{prim.name}({shapes}; {params_str(params)}) failed in the {backend.name} backend: "
-        f"{type(e).__name__}: {e}"
+        f"{type(e).__name__}: {e}. {hint}"
     )
+
+
+def classify_failure(e: BaseException):
+    """``(error class, hint)`` for an exception a backend raised on valid-looking operands."""
+    from ..errors import LinAlgError
+
+    cls, hint = TenferroError, (
+        "If the operands are valid, this is a bug in tenferro: please report it with this "
+        "message.")
+    if isinstance(e, np.linalg.LinAlgError) or type(e).__name__ == "LinAlgError":
+        cls, hint = LinAlgError, (
+            "The matrix is singular, not positive definite, or the algorithm did not converge "
+            "on these values: check the input for NaN/inf, regularise it (add eps * I), or use "
+            "a decomposition that handles rank deficiency (svd, lstsq, pinv).")
+    elif isinstance(e, MemoryError):
+        cls, hint = ShapeError, (
+            "The result does not fit in memory: reduce the sizes, work in slices, or use "
+            "einsum(..., max_memory=...) for contractions.")
+    elif isinstance(e, IndexError):
+        cls, hint = ShapeError, "An index is out of range: indices must lie within the axis sizes."
+    elif isinstance(e, (FloatingPointError, OverflowError, ZeroDivisionError)):
+        cls, hint = ShapeError, "The values overflow or divide by zero; rescale the input."
+    return cls, hint
 
 
 # ----------------------------------------------------------------- grad mode
