@@ -160,6 +160,7 @@ class CustomVJPNode(Node):
     """A call whose backward pass is the user's ``bwd`` of saved residuals and cotangents."""
 
     __slots__ = ("call", "saved", "n_out", "out_avals", "in_avals")
+    runs_user_code = True
 
     def __init__(self, tape, call, parents, residuals, out_avals, in_avals, backend):
         self.seq = next(_SEQ)

@@ -46,6 +46,7 @@ class Node:
     is_leaf = False
     n_out = 1
     name = "node"
+    runs_user_code = False  # True where backward runs a user's rule (its errors pass through)
 
     def release(self):
         pass
@@ -246,6 +247,9 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
                 _name_derivative(node, e)
                 raise
             except Exception as e:
+                if node.runs_user_code:  # the user's own rule raised: keep its exception
+                    _name_derivative(node, e)
+                    raise
                 raise _derivative_error(node, e) from e
             for p, c in zip(node.parents, in_cts):
                 if p is not None and c is not None:

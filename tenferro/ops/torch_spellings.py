@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import normalize_axis, tensor_of
+from ._base import as_int, normalize_axis, sequence_of, tensor_of
 from .creation import _check_not_traced, _from_host, _rng, zeros_like
 from .elementwise import greater, where
 from .indexing import getitem, take
@@ -175,7 +175,7 @@ def from_numpy(ndarray) -> Tensor:
     from .creation import tensor
 
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}.")
+        raise DTypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}.")
     return tensor(ndarray)
 
 
@@ -185,18 +185,28 @@ def randint(low, high=None, size=None, *, dtype=int64, device=None) -> Tensor:
     from ``[0, 10)``. Eager only. No derivative."""
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
-            raise TypeError("randint: give a size, as in randint(high, size) or "
-                            "randint(low, high, size).")
+            raise DTypeError("randint: give a size, as in randint(high, size) or "
+                             "randint(low, high, size).")
         low, high, size = 0, low, high
+    low, high = as_int("randint", "low", low), as_int("randint", "high", high)
+    if isinstance(size, (int, np.integer)):
+        size = (size,)
+    size = tuple(as_int("randint", "size", d) for d in sequence_of("randint", size))
+    if high <= low or any(d < 0 for d in size):
+        raise ShapeError(f"randint: needs low < high and sizes >= 0, got low={low}, "
+                         f"high={high}, size={size}.")
     _check_not_traced()
-    return _from_host(_rng.gen.integers(low, high, tuple(size)), dtype, device)
+    return _from_host(_rng.gen.integers(low, high, size), dtype, device)
 
 
 def randperm(n: int, *, dtype=int64, device=None) -> Tensor:
     """A random permutation of ``0..n-1`` from tenferro's generator (PyTorch's ``randperm``).
     Eager only."""
+    n = as_int("randperm", "n", n)
+    if n < 0:
+        raise ShapeError(f"randperm: n must be >= 0, got {n}.")
     _check_not_traced()
-    return _from_host(_rng.gen.permutation(int(n)), dtype, device)
+    return _from_host(_rng.gen.permutation(n), dtype, device)
 
 
 __all__ = ["bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
