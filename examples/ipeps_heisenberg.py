@@ -54,20 +54,12 @@ def make_objective(chi, ctm_max_iter, ctm_tol, checkpoint, use_jit, implicit=Fal
         raise ValueError("ipeps_heisenberg: --implicit needs the values of the environment "
                          "(convergence test, gauge fix); it cannot be combined with --jit.")
     opts = dict(implicit=True) if implicit else dict(checkpoint=checkpoint)
-    last_env = {}
 
     def energy(params):
         A = peps.symmetrize_c4v(params)
-        if implicit and last_env:
-            # warm start from the previous environment: the implicit derivative is that of
-            # the fixed point, which does not depend on where CTMRG starts (an unrolled one
-            # would); L-BFGS steps are small, so few CTMRG iterations are left
-            opts["env"] = last_env["env"]
         e, env = peps.heisenberg_energy(
             A, chi, max_iter=ctm_max_iter, tol=None if use_jit else ctm_tol,
             progress=False, return_env=True, **opts)
-        if implicit:
-            last_env["env"] = (tf.stop_gradient(env.C), tf.stop_gradient(env.T))
         m = peps.staggered_magnetization(A / tf.norm(A), env)
         return e, (m, tf.tensor(float(env.iterations)))
 
