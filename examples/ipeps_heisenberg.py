@@ -26,20 +26,20 @@ Run:  python examples/ipeps_heisenberg.py              (defaults: D=2, chi=16; ~
       python examples/ipeps_heisenberg.py --D 3 --chi 27 --implicit --noise 0.3 --seed 0 \
           --iters 3000 --save A3.npy          (D=3 from Neel + noise: the run below)
 
-D=3, recorded 2026-11-23 (2 shared cores, load ~18, one BLAS thread; issue 16's target is
-E - E_D3 <= 1e-4 at chi <= 54, not reached):
+D=3, recorded 2026-11-23 (2 shared cores, load ~18, one BLAS thread; issue 16's target:
+E - E_D3 <= 1e-4 at chi <= 54):
 
-  D=3, chi=27, implicit, Neel + 0.3 noise, seed 0   E(chi=27) - E_D3    wall time
-      L-BFGS iteration  50                          9.9e-4               433 s
-                       100                          7.2e-4               929 s
-                       150                          3.7e-4              1353 s
-                       200                          2.5e-4              1713 s
-                       213 (stalled: as the state nears SU(2) symmetry the corner spectrum
-                            has pairs split by ~1e-5; the gauge-fixed CTMRG then needs 90+
-                            iterations, stops short of tol, and the line search fails)
-                                                    2.43e-4             2193 s
-  that state at chi = 27 / 40 / 54:  -0.6678846 / -0.6679611 / -0.6679849
-                                     (+2.43e-4 / +1.66e-4 / +1.43e-4 above -0.6681274)
+  phase 1: --D 3 --chi 27 --implicit --noise 0.3 --seed 0    E(chi=27) - E_D3   wall time
+      L-BFGS iteration  50                                   9.9e-4              433 s
+                       100                                   7.2e-4              929 s
+                       150                                   3.7e-4             1353 s
+                       200                                   2.5e-4             1713 s
+                       213 (stalled*)                        2.43e-4            2193 s
+  phase 2: --D 3 --chi 40 --implicit --init <phase 1 state>  E(chi=40) - E_D3
+                        56 (stalled*)                        1.39e-4            1022 s
+  final state at chi=54: -0.6680365 (+9.1e-5 above -0.6681274)                 29 s
+  (* near SU(2) symmetry the corner spectrum has pairs split by ~1e-5; the gauge-fixed
+  CTMRG then needs 90-100+ iterations, stops short of tol, and the line search fails)
 """
 
 from __future__ import annotations
