@@ -16,7 +16,8 @@ Target ([physics]): tenferro forward+backward at most 1.0x PyTorch's.
 The "tenferro-partial" row splits with ``svd="partial"`` (tenferro.linalg.svds, block Krylov,
 exact truncated pullback); target ([krylov]): at most 0.5x the full-SVD tenferro time, same
 lnZ to 1e-8 and derivative to 1e-6.
-Run: python benchmarks/trg.py [--chis 16 32] [--steps 20] [--repeat 3]
+Run: python benchmarks/trg.py [--chis 16 32] [--steps 20] [--repeat 3] [--clock process]
+     [--modes fwd fwd+bwd] [--libs tenferro tenferro-partial ...]
 """
 
 from __future__ import annotations
@@ -229,15 +230,18 @@ CASES = {"tenferro": tenferro_case, "tenferro-partial": tenferro_partial_case,
          "torch": torch_case, "torch+malloc": torch_tuned_case, "jax": jax_case}
 
 
-def worker(lib, chi, steps, backward, repeat):
+def worker(lib, chi, steps, backward, repeat, clock="wall"):
     fn = CASES[lib](chi, steps, backward)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out = fn()  # warm-up (templates, plans, jit compilation)
     times = []
+    # "process": CPU time of this (one-BLAS-thread) process, robust when other jobs share
+    # the cores; "wall": elapsed time
+    now = time.process_time if clock == "process" else time.perf_counter
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = now()
         out = fn()
-        times.append(time.perf_counter() - t0)
+        times.append(now() - t0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
     vals = out if isinstance(out, tuple) else (out,)
     vals = [float(v[0] if isinstance(v, tuple) else v) for v in vals]
@@ -252,18 +256,22 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--libs", nargs="*", default=list(CASES))
+    p.add_argument("--clock", choices=("wall", "process"), default="wall",
+                   help="wall time, or CPU time of the worker process (for a loaded machine)")
+    p.add_argument("--modes", nargs="*", choices=("fwd", "fwd+bwd"), default=["fwd", "fwd+bwd"])
     p.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         lib, chi, steps, bwd = args.worker
-        return worker(lib, int(chi), int(steps), bwd == "1", args.repeat)
+        return worker(lib, int(chi), int(steps), bwd == "1", args.repeat, args.clock)
     rows = []
     results = {}
+    print(f"clock: {args.clock}")
     for chi in args.chis:
         for lib in args.libs:
-            for bwd in (0, 1):
-                cmd = [sys.executable, __file__, "--repeat", str(args.repeat), "--worker", lib,
-                       str(chi), str(args.steps), str(bwd)]
+            for bwd in [int(m == "fwd+bwd") for m in args.modes]:
+                cmd = [sys.executable, __file__, "--repeat", str(args.repeat), "--clock",
+                       args.clock, "--worker", lib, str(chi), str(args.steps), str(bwd)]
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode:
                     last = (r.stderr.strip().splitlines() or ["?"])[-1]

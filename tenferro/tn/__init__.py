@@ -5,6 +5,8 @@
 * coarse graining: ``trg`` (Levin-Nave) and ``hotrg`` (higher-order TRG), ln Z per site;
 * iPEPS: ``ctmrg`` (single-site C4v corner transfer matrices) and ``peps`` (C4v-symmetric
   iPEPS, Heisenberg energy per site);
+* correlation lengths: ``correlation_length`` (channel transfer matrix of a CTMRG
+  environment, ``eigsh`` with implicit derivatives);
 * DMRG: ``dmrg`` (two-site, any MPO, Lanczos local solver);
 * chains: ``mps`` (random/product MPS, canonical forms by QR, overlaps, MPO expectation
   values, two-site SVD truncation), ``mpo`` (Heisenberg and transverse-field Ising MPOs, a
@@ -13,6 +15,7 @@
 * exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation).
 """
 
+from . import correlation as _correlation
 from . import ctmrg as _ctmrg
 from . import dmrg as _dmrg
 from . import exact, mpo, mps, peps, variational
@@ -20,6 +23,7 @@ from . import hotrg as _hotrg
 from . import ising as _ising
 from . import progress as _progress
 from . import trg as _trg
+from .correlation import *  # noqa: F403
 from .ctmrg import *  # noqa: F403
 from .dmrg import *  # noqa: F403
 from .hotrg import *  # noqa: F403
@@ -33,6 +37,7 @@ from .variational import *  # noqa: F403
 
 # the names each module exports, listed once (in that module's __all__)
 __all__ = ["exact", "mpo", "mps", "peps", "variational"]
-for _m in (_ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg, variational):
+for _m in (_correlation, _ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg,
+           variational):
     __all__ += _m.__all__
 del _m

@@ -252,26 +252,24 @@ def _gauge_matrix(t_new: np.ndarray, t_old: np.ndarray, c_old: np.ndarray,
     chi = t_new.shape[0]
     blocks = _multiplets(c_old, rtol)
     U = np.zeros((chi, chi))
-    known = [blocks[0]]
     U[np.ix_(blocks[0], blocks[0])] = np.eye(blocks[0].size)
-    todo = list(range(1, len(blocks)))
-    while todo:
-        best, best_m, best_norm = None, None, -1.0
-        for bi in todo:
+    # m[c] = sum over known blocks a of T'_r[a, c]^T U_a T_r[a, c], accumulated as blocks
+    # become known: one (chi x chi) contraction per block, O(chi^3 d) in all
+    ms = {bi: np.zeros((blocks[bi].size,) * 2) for bi in range(1, len(blocks))}
+
+    def learn(a):
+        full = np.einsum("arx,ab,bry->xy", t_new[a], U[np.ix_(a, a)], t_old[a])
+        for bi in ms:
             c = blocks[bi]
-            m = np.zeros((c.size, c.size))
-            for a in known:
-                ua = U[np.ix_(a, a)]
-                tn = t_new[a][:, :, c]  # [a, r, c]
-                to = t_old[a][:, :, c]
-                m += np.einsum("arc,ab,brd->cd", tn, ua, to)
-            nm = np.linalg.norm(m)
-            if nm > best_norm:
-                best, best_m, best_norm = bi, m, nm
+            ms[bi] += full[np.ix_(c, c)]
+
+    learn(blocks[0])
+    while ms:
+        best = max(ms, key=lambda bi: np.linalg.norm(ms[bi]))
+        m = ms.pop(best)
         c = blocks[best]
-        U[np.ix_(c, c)] = _polar(best_m) if best_norm > 0 else np.eye(c.size)
-        known.append(c)
-        todo.remove(best)
+        U[np.ix_(c, c)] = _polar(m) if np.linalg.norm(m) > 0 else np.eye(c.size)
+        learn(c)
     return U
 
 
@@ -296,19 +294,24 @@ def ctm_gauge_fix(new, old):
 def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
     """The fixed point of one CTMRG step, differentiated implicitly. Warm-up iterations on
     ``stop_gradient(a)`` first let chi grow to its final value (the fixed-point map must keep
-    its shapes); the fixed point does not depend on where it starts."""
+    its shapes) and converge the corner spectrum to ``tol`` (cheap plain steps, no gauge fix);
+    the gauge-fixed fixed-point iteration then only polishes the tensors. The fixed point does
+    not depend on where it starts."""
     if tol is None:
         raise ValueError("ctmrg: implicit=True needs a convergence tolerance (tol); it "
                          "differentiates the converged environment.")
     a0 = tf.stop_gradient(a)
     C, T = tf.stop_gradient(C), tf.stop_gradient(T)
-    warm = 0
-    while warm < max_iter:
-        Cn, Tn, _ = ctmrg_step(a0, C, T, chi, projector)
+    warm, prev = 0, None
+    while warm < max(1, max_iter // 2):  # leave the fixed point at least half
+        Cn, Tn, s = ctmrg_step(a0, C, T, chi, projector)
         warm += 1
         grew = Cn.shape[0] != C.shape[0]
         C, T = Cn, Tn
-        if not grew:
+        sv = _concrete(s, "implicit=True")
+        done = not grew and prev is not None and _distance(sv, prev) < tol
+        prev = sv
+        if done:
             break
 
     def step(env, site):
