@@ -155,7 +155,10 @@ class DaskRunner:
 
     def share(self, plan, arrays):
         c = self.client
-        shared = c.scatter([plan, *arrays], broadcast=False, hash=True)
+        # every worker needs every operand, and a copy on each is what lets a task lost with
+        # a worker run elsewhere (scattered data has no task to recompute it from); fresh keys
+        # per call (content-hashed keys could meet a previous call's, being released)
+        shared = c.scatter([plan, *arrays], broadcast=True, hash=False)
         return shared[0], shared[1:]
 
     def run(self, fn, groups, args_of, n_slices):
