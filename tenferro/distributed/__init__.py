@@ -10,8 +10,6 @@ parameters, a log, a normalisation) runs here, under tenferro's ordinary reverse
 result equals the unsliced local computation. Design notes: design/distributed.md.
 """
 
-from __future__ import annotations
-
 from .api import value_and_grad
 
 __all__ = ["value_and_grad"]

@@ -5,6 +5,7 @@ Adding a public name means adding it here on purpose."""
 import types
 
 import tenferro as tf
+import tenferro.distributed
 import tenferro.linalg
 import tenferro.nn
 import tenferro.nn.functional
@@ -79,6 +80,8 @@ OPTIM = {
     "Adam", "AdamW", "LBFGS", "Optimizer", "SGD"
 }
 
+DISTRIBUTED = {"value_and_grad"}
+
 
 def _public(module):
     """Public attributes that are not subpackages/submodules of ``module`` itself (those are
@@ -148,3 +151,12 @@ def test_every_nn_and_optim_name_is_documented():
         for name in names:
             doc = getattr(module, name).__doc__
             assert doc and len(doc.strip()) > 20, f"{module.__name__}.{name} has no docstring"
+
+
+def test_distributed_exports_exactly_the_api():
+    # importable without Dask installed: Dask is imported only when a client is needed
+    assert set(tenferro.distributed.__all__) == DISTRIBUTED
+    assert _public(tenferro.distributed) == DISTRIBUTED
+    for name in DISTRIBUTED:
+        doc = getattr(tenferro.distributed, name).__doc__
+        assert doc and len(doc.strip()) > 20, f"tenferro.distributed.{name} has no docstring"
