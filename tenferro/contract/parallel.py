@@ -302,12 +302,11 @@ def _differentiable(plan, runner, groups, fuse_grad):
             value, grads = runner.run(
                 vjp_group, groups, lambda g: (shared_plan, g, wrt, None, *shared),
                 plan.n_slices)
-            with lock:
+            with lock:  # the cluster's copies are no longer needed: not kept
                 state["unit_grads"] = grads
-                state["shared"] = (shared_plan, shared)
         else:
             value = _forward(plan, runner, groups, arrays, state)
-        return _as_result(value, xs[0]), tuple(xs)
+        return _as_result(value, xs[0]), (xs[0],)
 
     def bwd(res, ct):
         if not isinstance(ct, EagerTensor):
