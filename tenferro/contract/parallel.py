@@ -165,21 +165,37 @@ class DaskRunner:
         from distributed import as_completed
 
         c = self.client
-        futs = [c.submit(fn, *args_of(g), retries=self.retries, pure=True) for g in groups]
-        level = list(futs)
-        while len(level) > 1:  # pairwise sums on the workers
-            nxt = [c.submit(add_parts, a, b, retries=self.retries, pure=True)
-                   for a, b in zip(level[0::2], level[1::2])]
-            if len(level) % 2:
-                nxt.append(level[-1])
-            level = nxt
+
+        def add(a, b):
+            return c.submit(add_parts, a, b, retries=self.retries, pure=True)
+
+        # A pairwise tree of sums on the workers, submitted as soon as both halves exist
+        # (a binary counter): Dask runs earlier submissions first, so each sum runs as soon
+        # as its two parts are done and a worker does not hoard finished partial results.
+        futs, stack = [], []  # stack: (height, future), heights strictly decreasing
+        for g in groups:
+            f = c.submit(fn, *args_of(g), retries=self.retries, pure=True)
+            futs.append(f)
+            node = (0, f)
+            while stack and stack[-1][0] == node[0]:
+                h, left = stack.pop()
+                node = (h + 1, add(left, node[1]))
+            stack.append(node)
+        total = stack.pop()[1]
+        while stack:
+            total = add(stack.pop()[1], total)
         size = {f.key: len(g) for f, g in zip(futs, groups)}
+        # hold no future of a group once it is done: a worker keeps a result in memory for as
+        # long as the client holds a future of it, which would keep every partial result alive
+        pending = as_completed(futs)
+        del futs, f, node
         done = 0
         with _progress(n_slices, self.progress) as p:
-            for f in as_completed(futs):
+            for f in pending:
                 done += size[f.key]
                 p.update(done)
-        return level[0].result()
+                del f
+        return total.result()
 
 
 def runner_for(executor, progress, retries: int = 0):
