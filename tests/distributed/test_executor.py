@@ -194,3 +194,29 @@ def test_missing_dask_names_the_extra(rng, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     with pytest.raises(ImportError, match=r"pip install 'tenferro\[distributed\]'"):
         td.value_and_grad(_network_loss(EQ, plan), tuple(ops), plan)
+
+
+def test_a_task_contracts_exactly_its_slices(rng):
+    """Slice number k of a plan slicing (b, c) is b = k // 5, c = k % 5 (row-major), so
+    groups of slice numbers partition the sum."""
+    from tenferro.contract.parallel import contract_group, slice_groups, vjp_group
+
+    a, b, c = operands(rng)
+    plan = sliced_plan(EQ, [a, b, c])  # b has size 4, c size 5
+    assert plan.n_slices == 20
+    for k in (0, 3, 7, 19):
+        i, j = divmod(k, 5)
+        want = np.einsum("ax,xd,de->ae", a[:, i, j:j + 1], b[j:j + 1, i, :], c)
+        np.testing.assert_allclose(contract_group(plan, (k,), a, b, c), want, rtol=1e-12)
+    groups = slice_groups(20, 6, None)
+    assert groups == [tuple(range(0, 6)), tuple(range(6, 12)), tuple(range(12, 18)), (18, 19)]
+    total = sum(contract_group(plan, g, a, b, c) for g in groups)
+    np.testing.assert_allclose(total, np.einsum(EQ, a, b, c), rtol=1e-12, atol=1e-12)
+    # a group's VJP is the VJP of its slices only
+    ct = rng.standard_normal((3, 2))
+    _, (ga,) = vjp_group(plan, (7,), (0,), ct, a, b, c)
+    want = np.zeros_like(a)
+    want[:, 1, 2] = np.einsum("xd,de,ae->a", b[2:3, 1, :], c, ct)
+    np.testing.assert_allclose(ga, want, rtol=1e-12, atol=1e-14)
+    assert slice_groups(20, None, 2) == [tuple(range(s, min(s + 3, 20)))
+                                         for s in range(0, 20, 3)]
