@@ -79,12 +79,15 @@ def _check_workers_run_this_tenferro(client):
     assert len(files) == 2 and set(files.values()) == {tf.__file__}
 
 
-def _check_sliced_equals_unsliced(rng, client):
+def _check_sliced_equals_unsliced(rng, client, capsys):
     for dtype in (np.float64, np.complex128):
         ops = operands(rng, EQ, dtype)
         plan = sliced_plan(EQ, ops)
-        got = within(tf.einsum, EQ, *ops, plan=plan, executor=client, slices_per_task=3)
+        capsys.readouterr()
+        got = within(tf.einsum, EQ, *ops, plan=plan, executor=client, slices_per_task=3,
+                     progress=True)
         np.testing.assert_allclose(got.numpy(), np.einsum(EQ, *ops), rtol=1e-12, atol=1e-12)
+        assert "[einsum slices] 20/20" in capsys.readouterr().err  # progress over slices
 
 
 def _loss(eq, plan):
@@ -144,7 +147,7 @@ def _check_worker_killed_mid_run(rng, client, tmp_path):
     assert os.path.exists(marker)  # a worker really died while running a slice task
 
 
-def test_on_a_local_cluster(rng, client, tmp_path):
+def test_on_a_local_cluster(rng, client, tmp_path, capsys):
     """One test (so that pytest-xdist never starts a second cluster): the workers import this
     tenferro; sliced == unsliced; gradients == unsliced gradients (one round of tasks for a
     scalar contraction, two for a tensor-valued one), real and complex; bad plans raise named
@@ -152,7 +155,7 @@ def test_on_a_local_cluster(rng, client, tmp_path):
     gradient (Dask reruns its tasks elsewhere; no slice is counted twice). Last, because the
     killed worker's nanny is still restarting it afterwards."""
     _check_workers_run_this_tenferro(client)
-    _check_sliced_equals_unsliced(rng, client)
+    _check_sliced_equals_unsliced(rng, client, capsys)
     _check_gradient(rng, client, EQ0, np.float64, slices_per_task=4)
     _check_gradient(rng, client, EQ0, np.complex128)
     _check_gradient(rng, client, EQ, np.complex128, slices_per_task=3)
