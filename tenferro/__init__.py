@@ -20,11 +20,13 @@ from .autodiff.higher import hessian, hvp, jacfwd, jacrev
 from .autodiff.linearize import linear_transpose, linearize
 from .autodiff.reverse import grad, value_and_grad, vjp
 from .backends import get_backend, set_cpu_backend
+from .batching import vmap
 from .core.dispatch import default_device
 from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .core.tensor import Tensor
 from .einsum import contract_path, einsum, ncon
 from .fixed_point import fixed_point
+from .linalg import norm  # one norm (NumPy semantics), also tenferro.linalg.norm
 from .ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
 from .ops import __all__ as _ops_all
 from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
@@ -47,11 +49,13 @@ _api = [
     # transformations (JAX style)
     "checkpoint", "checkpoint_loop", "custom_jvp", "custom_vjp", "grad", "hessian", "hvp",
     "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize", "saved_residuals",
-    "value_and_grad", "vjp",
+    "value_and_grad", "vjp", "vmap",
     # traced mode
     "Graph", "ShapeDtype", "jit", "load", "trace",
     # contraction
     "contract_path", "einsum", "ncon",
+    # norms (the one implementation lives in tenferro.linalg)
+    "norm",
     # implicit differentiation of iterations
     "fixed_point",
 ]

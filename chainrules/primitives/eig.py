@@ -27,9 +27,10 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, Zero, static_size
 from ..dtypes import complex_dtype, int64, is_inexact
 from ..errors import DTypeError, ShapeError, fmt_aval
+from . import _batching
 from . import elementwise as E
 from . import reductions as R
-from .linalg import solve_p
+from .linalg import _cols, _rows, solve_p
 
 
 def _eig_cost(in_avals, out_avals, **params):
@@ -70,18 +71,6 @@ def _eig_impl(xp, a, *, eps):
 
 
 # ----------------------------------------------------------------------- rule helpers
-def _cols(b, v, shape):
-    """(..., k) -> (..., r, k): entry [..., i, j] = v[..., j]."""
-    nd = len(shape)
-    return b.broadcast_in_dim(v, shape, tuple(range(nd - 2)) + (nd - 1,))
-
-
-def _rows(b, v, shape):
-    """(..., r) -> (..., r, k): entry [..., i, j] = v[..., i]."""
-    nd = len(shape)
-    return b.broadcast_in_dim(v, shape, tuple(range(nd - 2)) + (nd - 2,))
-
-
 def _col_sum(b, x):
     """Sum over the row axis: (..., r, k) -> (..., k)."""
     return b.reduce_sum(x, (x.ndim - 2,))
@@ -132,3 +121,5 @@ def _eig_jvp(b, primals, tangents, *, eps):
     dv = b.add(dv, b.mul(v, _cols(b, iphi, kk)))
     return (w, v), (dw, dv)
 
+
+_batching.leading(eig_p)  # maps over leading axes (xp.eig is batched)

@@ -35,7 +35,7 @@ TENFERRO = {
     "sin", "sinh", "softmax", "softplus", "split", "sqrt", "square", "squeeze", "stack", "std",
     "stop_gradient", "sub", "subtract", "sum", "swapaxes", "take", "tan", "tanh", "tensor",
     "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
-    "value_and_grad", "var", "vdot", "vjp", "where", "zeros", "zeros_like",
+    "value_and_grad", "var", "vdot", "vjp", "vmap", "where", "zeros", "zeros_like",
 }
 
 # The NumPy surface and tenferro.fft / tenferro.special (design/numpy-surface.md)
