@@ -173,7 +173,8 @@ def _given_plan(op, plan, form_key, shapes, optimize, max_memory, memory_limit, 
 
 def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
            memory_limit: Memory = None, max_time: float | None = None,
-           plan: ContractionPlan | None = None, cache_dir=None) -> Tensor:
+           plan: ContractionPlan | None = None, cache_dir=None, executor=None,
+           slices_per_task: int | None = None, progress: bool | None = False) -> Tensor:
     """Einstein summation over any number of operands, differentiable in every mode.
 
     Forms::
@@ -203,6 +204,14 @@ def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
     ``plan``: a plan from ``tenferro.contract_path`` for these operands (no planning then).
     ``cache_dir``: also keep plans in this directory, across processes.
 
+    ``executor``: run the slices as tasks on any ``concurrent.futures``-style executor
+    (``submit``), e.g. a ``ThreadPoolExecutor`` or a ``dask.distributed.Client`` (operands and
+    plan are then scattered once and the partial sums added on the workers);
+    ``slices_per_task`` consecutive slices per task (default: about four tasks per worker);
+    ``progress``: report slices done (``None``: the global ``tenferro.tn.set_progress``
+    setting). Eager values only; gradients work through ``backward``/``grad`` (one more round
+    of tasks). See design/distributed.md.
+
     Plans are cached by (subscripts, shapes, options): repeated calls pay no planning cost
     (``einsum.cache_info()``). Operands are promoted like NumPy (bool counts as int64). The
     contraction is lowered to ``dot_general`` / ``transpose`` / ``diagonal`` / ``reduce_sum``
@@ -211,6 +220,20 @@ def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
     """
     p, operands, grad = get_plan("einsum", args, optimize, max_memory, memory_limit, max_time,
                                  cache_dir=cache_dir, plan=plan)
+    if executor is not None:
+        from .parallel import run_parallel
+
+        return run_parallel(p, operands, grad, executor, slices_per_task, progress)
+    if plan is not None:
+        from .parallel import route_of
+
+        route = route_of(plan)  # inside tenferro.distributed.value_and_grad
+        if route is not None:
+            from .parallel import run_parallel
+
+            route.calls += 1
+            return run_parallel(p, operands, grad, route.executor, route.slices_per_task,
+                                route.progress, fuse_grad=True, retries=route.retries)
     return run(p.lowered(grad), promote(operands), grad)
 
 

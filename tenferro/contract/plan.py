@@ -252,6 +252,28 @@ class ContractionPlan:
             lines.append(f"{s.kind:>16}  {s.flops:12.4e}  {s.size:12.4e}  {s.eq}")
         return "\n".join(lines)
 
+    # ------------------------------------------------------------------ plain data
+    def to_dict(self) -> dict:
+        """The plan as plain data: subscripts (or sublists), shapes, path, sliced indices
+        (format in design/distributed.md). ``ContractionPlan.from_dict`` rebuilds it."""
+        from .spec import plan_to_dict
+
+        return plan_to_dict(self)
+
+    @staticmethod
+    def from_dict(d: dict) -> ContractionPlan:
+        """Rebuild a plan from ``to_dict``'s data without searching; a path or a sliced index
+        that does not fit the contraction raises ``ShapeError``."""
+        from .spec import plan_from_dict
+
+        return plan_from_dict(d)
+
+    def __reduce__(self):
+        # pickled (e.g. sent to Dask workers) as its plain data, rebuilt once per process
+        from .spec import plan_from_dict
+
+        return plan_from_dict, (self.to_dict(),)
+
     # ------------------------------------------------------------------ lowering
     def lowered(self, grad: bool):
         """The program of primitives (tuned for the reverse pass when ``grad``), cached."""

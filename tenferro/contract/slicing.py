@@ -54,8 +54,19 @@ def _size(labels, size, sliced):
     return n
 
 
-def run_sliced(sliced_plan, operands, differentiable: bool):
-    """Contract every slice of ``operands`` with the one-slice program and add them up."""
+def slice_index(axes, flat: int) -> tuple:
+    """The value of every sliced index in slice number ``flat`` (row-major over ``axes``)."""
+    index = []
+    for size, _ in reversed(axes):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return tuple(reversed(index))
+
+
+def run_sliced(sliced_plan, operands, differentiable: bool, slices=None):
+    """Contract every slice of ``operands`` with the one-slice program and add them up
+    (only the slices numbered in ``slices``, when given: how a group of slices runs on a
+    worker)."""
     from .execute import run
 
     axes = sliced_plan.axes  # [(size, [(operand, axis), ...]), ...]
@@ -78,8 +89,12 @@ def run_sliced(sliced_plan, operands, differentiable: bool):
         ]
         return run(sub, parts)
 
+    if slices is None:
+        indices = itertools.product(*[range(size) for size, _ in axes])
+    else:
+        indices = [slice_index(axes, k) for k in slices]
     total = None
-    for index in itertools.product(*[range(size) for size, _ in axes]):
+    for index in indices:
         f = _partial(one_slice, index)
         if differentiable:
             from ..autodiff.checkpoint import checkpoint

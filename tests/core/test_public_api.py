@@ -6,6 +6,7 @@ import types
 
 import tenferro as tf
 import tenferro.autograd
+import tenferro.distributed
 import tenferro.fft
 import tenferro.linalg
 import tenferro.nn
@@ -96,6 +97,7 @@ SYMMETRIC = {
     "ncon", "norm", "product", "qr",
     "random", "split_legs", "svd", "tensordot", "to_dense", "to_vector", "zeros",
 }
+DISTRIBUTED = {"value_and_grad"}
 
 
 def _public(module):
@@ -227,3 +229,12 @@ def test_symmetric_exports_exactly_the_api():
         if callable(value):
             doc = value.__doc__
             assert doc and len(doc.strip()) > 20, f"tenferro.symmetric.{name} has no docstring"
+
+
+def test_distributed_exports_exactly_the_api():
+    # importable without Dask installed: Dask is imported only when a client is needed
+    assert set(tenferro.distributed.__all__) == DISTRIBUTED
+    assert _public(tenferro.distributed) == DISTRIBUTED
+    for name in DISTRIBUTED:
+        doc = getattr(tenferro.distributed, name).__doc__
+        assert doc and len(doc.strip()) > 20, f"tenferro.distributed.{name} has no docstring"
