@@ -10,7 +10,9 @@
   values, two-site SVD truncation), ``mpo`` (Heisenberg and transverse-field Ising MPOs, a
   generic nearest-neighbour builder) and ``variational`` (MPS ground states by L-BFGS on
   tenferro gradients);
-* exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation).
+* exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation);
+* infinite chains: ``vumps`` (uniform MPS ground states, ``heisenberg_bond``, ``tfim_bond``);
+* observables: ``observables`` (entanglement entropy and spectrum, structure factors).
 """
 
 from . import ctmrg as _ctmrg
@@ -18,21 +20,27 @@ from . import dmrg as _dmrg
 from . import exact, mpo, mps, peps, variational
 from . import hotrg as _hotrg
 from . import ising as _ising
+from . import observables as _observables
 from . import progress as _progress
 from . import trg as _trg
+from . import vumps as _vumps
 from .ctmrg import *  # noqa: F403
 from .dmrg import *  # noqa: F403
 from .hotrg import *  # noqa: F403
 from .ising import *  # noqa: F403
 from .mpo import *  # noqa: F403
 from .mps import *  # noqa: F403
+from .observables import *  # noqa: F403
 from .peps import *  # noqa: F403
 from .progress import *  # noqa: F403
 from .trg import *  # noqa: F403
 from .variational import *  # noqa: F403
+from .vumps import *  # noqa: F403
 
 # the names each module exports, listed once (in that module's __all__)
 __all__ = ["exact", "mpo", "mps", "peps", "variational"]
 for _m in (_ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg, variational):
+    __all__ += _m.__all__
+for _m in (_observables, _vumps):
     __all__ += _m.__all__
 del _m
