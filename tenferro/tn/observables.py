@@ -156,7 +156,8 @@ def structure_factor(mps: Sequence, op, q=None, *, connected: bool = True):
     finite MPS at wave numbers ``q`` (default: the L values 2 pi k / L), O a (d, d) matrix.
     ``connected``: subtract ``<O_i^H><O_j>``. Real (the correlation matrix is Hermitian)."""
     L = len(mps)
-    opc = tf.conj(tf.asarray(op).T) if not isinstance(op, tf.Tensor) else tf.conj(op.T)
+    op = op if isinstance(op, tf.Tensor) else tf.asarray(op, device=mps[0].device)
+    opc = tf.conj(op.T)
     G = correlation_matrix(mps, opc, op)
     if connected:
         m = expectation_values(mps, op)
