@@ -67,6 +67,7 @@ def main(argv=None) -> int:
               f"{r.truncation_error:.1e})")
         print(f"{'t':>5} {'max |error|':>12} {'S(L/2)':>8} {'<X_L/2>':>10}")
         for t, (obs, S), ex in zip(r.times, r.measurements, exact):
+            S = S + 0.0  # no "-0.0000" for a product state
             print(f"{t:>5.2f} {np.abs(obs - ex).max():>12.2e} {S:>8.4f} {obs[L // 2]:>10.6f}")
     return 0
 

@@ -82,7 +82,7 @@ class Progress:
         rate = (math.log(h[0]) - math.log(h[-1])) / (len(h) - 1)
         if rate <= 0:
             return None
-        left = math.ceil(math.log(h[-1] / self.tol) / rate)
+        left = math.ceil(math.log(h[-1] / self.tol) / rate - 1e-9)
         return left if self.total is None else min(left, max(self.total - step, 0))
 
     # ------------------------------------------------------------------ reporting
