@@ -9,12 +9,13 @@ anything is printed); the log line on stderr appears at most about once per ``ev
 seconds and always on the last step.
 
 The denominator is an estimate, not the iteration budget. A loop of known length (TRG steps,
-time steps) prints ``step/total`` and the time left at the mean time per step. A loop that
-runs *until converged* names the quantity it drives below a tolerance (``monitor="grad"``,
-``tol=1e-10``): the estimate of the steps left is ``log(value/tol) / rate`` with ``rate`` the
-mean decrease of ``log(value)`` per step over the last few steps (linear convergence, what
-VUMPS, CTMRG and DMRG show), printed as ``~N left``; until the value decreases it prints
-``?``. The iteration budget is printed only as ``max N``.
+time steps; ``fixed=True``) prints ``step/total`` and the time left at the mean time per
+step. A loop that runs *until converged* names the quantity it drives below a tolerance
+(``monitor="grad"``, ``tol=1e-10``): the estimate of the steps left is
+``log(value/tol) / rate`` with ``rate`` the mean decrease of ``log(value)`` per step over the
+last few steps (linear convergence, what VUMPS, CTMRG and DMRG show), printed as
+``~N left``; until the value decreases it prints ``?``. The iteration budget is printed only
+as ``max N``. (A caller that says neither gets the old ``step/total`` line, no ETA.)
 
 Silence it per call (``progress=False``), globally (``tenferro.tn.set_progress(False)``), or
 with the environment variable ``TENFERRO_PROGRESS=0``; a ``callback`` still runs.
@@ -44,17 +45,19 @@ class Progress:
     """``with Progress("VUMPS", maxiter, progress, monitor="grad", tol=1e-10) as p:
     ... p.update(step, energy=e, grad=g)``.
 
-    ``total``: the number of steps of a fixed-length loop, or the iteration budget of a loop
-    that stops at convergence (then pass ``monitor`` and ``tol``). ``enabled``: None (global
+    ``total``: the number of steps of a fixed-length loop (pass ``fixed=True``), or the
+    iteration budget of a loop that stops at convergence (then pass ``monitor`` and ``tol``). ``enabled``: None (global
     setting), True or False. ``callback(record)`` gets every step's record."""
 
     def __init__(self, name: str, total: int | None = None, enabled=None, every: float = 1.0,
-                 stream=None, *, monitor: str | None = None, tol: float | None = None,
-                 callback: Callable[[dict], object] | None = None, window: int = 5):
+                 stream=None, *, fixed: bool = False, monitor: str | None = None,
+                 tol: float | None = None, callback: Callable[[dict], object] | None = None,
+                 window: int = 5):
         self.name, self.total = name, total
         self.enabled = _enabled if enabled is None else bool(enabled)
         self.every, self.stream = every, stream or sys.stderr
         self.monitor, self.tol, self.callback, self.window = monitor, tol, callback, window
+        self.fixed = fixed
         self.records: list[dict] = []
         self._t0 = self._last = self._tstep = 0.0
         self._history: list[float] = []
@@ -71,7 +74,9 @@ class Progress:
         """Estimated steps to go: exact for a fixed-length loop, from the convergence rate of
         the monitored value for a converging one; None when there is no estimate yet."""
         if self.monitor is None:
-            return None if self.total is None else max(self.total - step, 0)
+            if not self.fixed or self.total is None:
+                return None
+            return max(self.total - step, 0)
         h = [v for v in self._history[-(self.window + 1):] if v > 0 and math.isfinite(v)]
         if not h or self.tol is None:
             return None
@@ -104,7 +109,7 @@ class Progress:
             self.callback(record)
         if not self.enabled:
             return record
-        last = self.total is not None and step >= self.total or left == 0
+        last = (self.total is not None and step >= self.total) or left == 0
         if now - self._last < self.every and not last:
             return record
         self._last = now

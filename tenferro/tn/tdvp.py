@@ -214,7 +214,7 @@ def tdvp(mps: Sequence, mpo: Sequence, dt: float, steps: int, *, sites: int = 2,
         times.append(0.0)
         results.append(measure(list(st.mps), 0.0))
     total = 0.0
-    with Progress(f"TDVP{sites}", steps, progress, callback=callback) as p:
+    with Progress(f"TDVP{sites}", steps, progress, fixed=True, callback=callback) as p:
         for step in range(1, steps + 1):
             disc = 0.0
             for f in subs:

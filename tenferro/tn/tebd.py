@@ -181,7 +181,7 @@ def tebd(mps: Sequence, terms: Sequence, dt: float, steps: int, *, imaginary: bo
         times.append(0.0)
         results.append(measure(psi, 0.0))
     total_disc = 0.0
-    with Progress("TEBD", steps, progress, callback=callback) as p:
+    with Progress("TEBD", steps, progress, fixed=True, callback=callback) as p:
         for step in range(1, steps + 1):
             disc = 0.0
             for f in subs:

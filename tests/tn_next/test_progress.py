@@ -14,7 +14,7 @@ from tenferro.tn.progress import Progress
 
 def test_fixed_length_loop_prints_step_over_total_and_eta():
     out = io.StringIO()
-    with Progress("TRG", 3, True, every=0.0, stream=out) as p:
+    with Progress("TRG", 3, True, every=0.0, stream=out, fixed=True) as p:
         for k in range(1, 4):
             p.update(k, lnZ=1.0 / 3.0)
     lines = out.getvalue().splitlines()
@@ -39,6 +39,15 @@ def test_converging_loop_estimates_steps_left_from_the_rate():
     text = out.getvalue()
     assert "(~3 left, max 1000)" in text and "/1000" not in text
     assert "energy=-0.443100006" in text  # full precision (repr)
+
+
+def test_legacy_call_prints_no_eta():
+    """A caller that declares neither a fixed length nor a monitored quantity (the budget of a
+    converging loop) gets ``step/total`` without a made-up ETA."""
+    out = io.StringIO()
+    with Progress("DMRG", 40, True, every=0.0, stream=out) as p:
+        p.update(1, E=-1.5)
+    assert out.getvalue().startswith("[DMRG] 1/40") and "ETA" not in out.getvalue()
 
 
 def test_no_estimate_while_not_converging():
