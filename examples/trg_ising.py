@@ -114,8 +114,8 @@ def main(argv=None):
             if bad:
                 print(f"  non-finite values at beta={beta}: {bad}", file=sys.stderr)
                 return 1
-    print(f"\n(specific heat at beta_c diverges logarithmically in the thermodynamic limit; "
-          f"the finite-chi value is finite)")
+    print("\n(specific heat at beta_c diverges logarithmically in the thermodynamic limit; "
+          "the finite-chi value is finite)")
     n_sites = 2.0 ** args.steps
     b_max = max(betas)
     if b_max > BETA_C:

@@ -46,8 +46,9 @@ class Progress:
     ... p.update(step, energy=e, grad=g)``.
 
     ``total``: the number of steps of a fixed-length loop (pass ``fixed=True``), or the
-    iteration budget of a loop that stops at convergence (then pass ``monitor`` and ``tol``). ``enabled``: None (global
-    setting), True or False. ``callback(record)`` gets every step's record."""
+    iteration budget of a loop that stops at convergence (then pass ``monitor`` and ``tol``).
+    ``enabled``: None (global setting), True or False. ``callback(record)`` gets every
+    step's record."""
 
     def __init__(self, name: str, total: int | None = None, enabled=None, every: float = 1.0,
                  stream=None, *, fixed: bool = False, monitor: str | None = None,

@@ -46,6 +46,7 @@ def test_free_fermion_dynamics_against_exact_diagonalisation(initial):
     np.testing.assert_allclose(_exact(L, ts, g, initial), ed, atol=1e-12)
 
 
+@pytest.mark.numpy_only  # (tebd on array_api_strict devices: test_devices_tn.py)
 def test_tebd_quench_small():
     """L=6 (full bond dimension, no truncation), fourth order, dt=0.05 to t=1: the Trotter
     error O(dt^4) keeps observables within 1e-6 of the exact ones (dt=0.1 gives 1.3e-6)."""
@@ -73,6 +74,7 @@ def test_tebd_order_two_is_second_order():
     assert 10.0 < errs[4, 0.2] / errs[4, 0.1] < 22.0
 
 
+@pytest.mark.numpy_only
 @pytest.mark.parametrize("sites", [1, 2])
 def test_tdvp_quench_small(sites):
     """L=6 at full bond dimension (8): the projector-splitting integrator is then exact for
@@ -90,11 +92,11 @@ def test_tdvp_quench_small(sites):
 @pytest.mark.numpy_only
 def test_tdvp_one_site_conserves_energy_and_norm():
     """One-site TDVP at a fixed, truncated bond dimension conserves <H> and the norm."""
-    L = 10
+    L = 8
     H = mpo.heisenberg_mpo(L)
     psi0 = tf.tn.random_mps(L, 4, seed=3, dtype=tf.complex128)
     e0 = tf.tn.mpo_expectation(psi0, H).item()
-    r = tdvp(psi0, H, 0.1, 5, sites=1, progress=False)
+    r = tdvp(psi0, H, 0.1, 3, sites=1, progress=False)
     assert abs(tf.tn.mpo_expectation(r.mps, H).item() - e0) < 1e-9
     assert abs(tf.tn.mps_norm(r.mps).item() - 1) < 1e-12
 
@@ -104,17 +106,17 @@ def test_tdvp_one_site_conserves_energy_and_norm():
 def test_imaginary_time_ground_state(method):
     """Imaginary time tau = 30 from a Neel state reaches the L=6 Heisenberg ground energy
     (the excited-state weight decays as exp(-2 gap tau), gap ~ 0.5). TEBD keeps its
-    second-order Trotter bias (dt = 0.1: below 1e-7); two-site TDVP at full bond dimension
-    has none."""
+    second-order Trotter bias (dt = 0.2: 3.1e-7 measured, 4e-7 allowed); two-site TDVP at
+    full bond dimension has none (dt = 5, measured 5e-13)."""
     L = 6
     e0 = exact.heisenberg_ground_energy(L)
     psi0 = tf.tn.product_mps([[1.0, 0.0], [0.0, 1.0]] * (L // 2))
     if method == "tebd":
-        r = tebd(psi0, heisenberg_bond_terms(L), 0.1, 300, imaginary=True, order=2,
+        r = tebd(psi0, heisenberg_bond_terms(L), 0.2, 150, imaginary=True, order=2,
                  max_rank=16, progress=False)
-        tol = 1e-7
+        tol = 4e-7
     else:
-        r = tdvp(psi0, mpo.heisenberg_mpo(L), 2.0, 15, imaginary=True, max_rank=16,
+        r = tdvp(psi0, mpo.heisenberg_mpo(L), 5.0, 6, imaginary=True, max_rank=16,
                  progress=False)
         tol = 1e-10
     assert r.mps[0].dtype == np.float64

@@ -29,13 +29,14 @@ def _canonical_ok(r, tol):
 
 @pytest.mark.numpy_only
 def test_heisenberg_energy_improves_with_bond_dimension():
-    """D = 4, 16: energies are variational (above the Bethe-ansatz value) and decrease; the
-    errors measured when this test was written: 2.09e-3, 4.66e-5 -- we require each below
+    """D = 2, 4: energies are variational (above the Bethe-ansatz value) and decrease; the
+    errors measured when this test was written: 1.524e-2, 2.089e-3 -- we require each below
     1.2 x that (a regression in the algorithm shows up as a larger error or a failure to
-    converge). (D = 8 converges slowly: its two smallest Schmidt values are nearly degenerate,
-    a cut through an SU(2) multiplet; see design/tn-next.md.)"""
+    converge). D = 16, 32 are in the slow twin. (D = 8 converges slowly: its two smallest
+    Schmidt values are nearly degenerate, a cut through an SU(2) multiplet; see
+    design/tn-next.md.)"""
     errs = []
-    for D, bound in [(4, 2.6e-3), (16, 5.6e-5)]:
+    for D, bound in [(2, 1.83e-2), (4, 2.6e-3)]:
         r = tf.tn.vumps(tf.tn.heisenberg_bond(), D, tol=1e-8, progress=False)
         assert r.converged and r.grad < 1e-8
         err = r.energy - E_BETHE
@@ -53,6 +54,7 @@ def test_critical_tfim_small_D():
     assert 0 < r.energy - E_TFIM < 5.6e-5
 
 
+@pytest.mark.slow
 @pytest.mark.numpy_only
 def test_critical_tfim_D8():
     """Critical TFIM at D=8: within 3e-6 of -4/pi (measured 2.61e-6), from above."""
@@ -80,10 +82,10 @@ def test_gapped_tfim_is_exact_at_small_D():
 
 @pytest.mark.numpy_only
 def test_complex_tensors():
-    """Complex arithmetic: the same critical-TFIM energy at D=6 as the real run, to what
-    tol=1e-7 on the gradient leaves in the energy (1e-9; measured 1.3e-10)."""
-    real = tf.tn.vumps(tf.tn.tfim_bond(1.0), 6, tol=1e-7, progress=False)
-    cplx = tf.tn.vumps(tf.tn.tfim_bond(1.0), 6, tol=1e-7, progress=False,
+    """Complex arithmetic: the same TFIM (g = 1.5) energy at D=4 as the real run, to what
+    tol=1e-8 on the gradient leaves in the energy (1e-9; measured 5.6e-11)."""
+    real = tf.tn.vumps(tf.tn.tfim_bond(1.5), 4, tol=1e-8, progress=False)
+    cplx = tf.tn.vumps(tf.tn.tfim_bond(1.5), 4, tol=1e-8, progress=False,
                        dtype=tf.complex128)
     assert cplx.AC.dtype == np.complex128 and cplx.converged and real.converged
     assert abs(cplx.energy - real.energy) < 1e-9
@@ -113,11 +115,12 @@ def test_errors():
 
 @pytest.mark.slow
 @pytest.mark.numpy_only
-@pytest.mark.parametrize("D, bound", [(64, 1.26e-6), (80, 1e-6)])
+@pytest.mark.parametrize("D, bound", [(16, 5.6e-5), (32, 8.7e-6), (64, 1.26e-6), (80, 1e-6)])
 def test_heisenberg_large_D_bethe_ansatz(D, bound):
-    """The acceptance runs (design/tn-next.md has the numbers and times). D=64 converges
-    (|grad| < 1e-8, two seeds agree to 1e-15) to E - E_Bethe = 1.2526e-6: the single-site
-    uniform MPS optimum at D=64 misses 1e-6; D=80 reaches 7.24e-7."""
+    """The acceptance runs (design/tn-next.md has the numbers and times): measured
+    E - E_Bethe = 4.661e-5 (D=16), 7.209e-6 (D=32), 1.2526e-6 (D=64), 7.24e-7 (D=80). D=64
+    converges (|grad| < 1e-8, two seeds agree to 1e-15): the single-site uniform MPS optimum
+    at D=64 misses the 1e-6 target; D=80 meets it."""
     t0 = time.perf_counter()
     r = tf.tn.vumps(tf.tn.heisenberg_bond(), D, tol=1e-8, progress=False, maxiter=1000)
     print(f"D={D}: E={r.energy!r} E-E_Bethe={r.energy - E_BETHE:.4e} "
