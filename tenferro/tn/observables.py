@@ -2,7 +2,9 @@
 expectation values, two-point correlation matrices and static structure factors.
 
 Finite MPS follow ``tenferro.tn.mps`` (``A[left, phys, right]``, open boundaries); a uniform
-MPS is given by its bond matrix C (``AL C = C AR``, as ``tenferro.tn.vumps`` returns it). All
+MPS is given by its bond matrix C (``AL C = C AR``, as ``tenferro.tn.vumps`` returns it) for
+entanglement, and by (AC, AR) for correlations (``uniform_correlations``: the centre AC on
+site 0, right isometries beyond, so no environment fixed point is needed). All
 functions are tenferro operations, differentiable where the quantity is (the entropy's
 derivative at a zero Schmidt value is taken as 0: ``p ln p`` is evaluated as
 ``p ln max(p, tiny)``).
@@ -21,6 +23,8 @@ from .mps import _check_mps, mixed_canonicalize
 
 __all__ = [
     "correlation_matrix",
+    "uniform_correlations",
+    "uniform_structure_factor",
     "entanglement_entropy",
     "entanglement_spectrum",
     "expectation_values",
@@ -168,3 +172,45 @@ def structure_factor(mps: Sequence, op, q=None, *, connected: bool = True):
     cdt = np.result_type(G.dtype, np.complex64)
     S = tf.einsum("qij,ij->q", tf.asarray(phase.astype(cdt), device=G.device), G.astype(cdt))
     return tf.real(S) / L
+
+
+# ------------------------------------------------------------------ uniform MPS
+def uniform_correlations(AC, AR, op_a, op_b=None, rmax: int = 10):
+    """``<A_0 B_r>`` for r = 0..rmax of a uniform MPS in mixed canonical form (``AC`` the
+    centre tensor with ``||AC|| = 1``, ``AR`` the right isometry, as ``vumps`` returns them);
+    r = 0 is ``<(A B)_0>``. Costs O(rmax D^3 d). ``op_b`` defaults to ``op_a``. The
+    connected part is ``<A_0 B_r> - <A><B>`` (``<A>`` = the r = 0 value with B = 1)."""
+    if AC.ndim != 3 or AR.shape != AC.shape or AC.shape[0] != AC.shape[2]:
+        raise ShapeError(f"uniform_correlations: AC and AR must both be (D, d, D), got "
+                         f"{tuple(AC.shape)} and {tuple(AR.shape)}.")
+    d = AC.shape[1]
+    A = _op_tensor(op_a, d, AC.dtype, AC.device, "uniform_correlations")
+    B = A if op_b is None else _op_tensor(op_b, d, AC.dtype, AC.device,
+                                          "uniform_correlations")
+    dt = np.result_type(AC.dtype, A.dtype, B.dtype)
+    AC, AR, A, B = AC.astype(dt), AR.astype(dt), A.astype(dt), B.astype(dt)
+    out = [tf.einsum("ksc,ts,ktc->", AC, A @ B, tf.conj(AC))]
+    x = tf.einsum("ksb,ts,ktl->lb", AC, A, tf.conj(AC))  # [bra, ket] after site 0
+    for _ in range(int(rmax)):
+        out.append(tf.einsum("kb,bsc,ts,ktc->", x, AR, B, tf.conj(AR)))
+        x = tf.einsum("kb,bsc,ksl->lc", x, AR, tf.conj(AR))
+    return tf.stack(out)
+
+
+def uniform_structure_factor(AC, AR, op, q, rmax: int = 50):
+    """``S(q) = sum_r e^{i q r} <O_0^H O_r>_c`` of a uniform MPS, the sum cut at |r| <= rmax
+    (the connected correlations decay exponentially at finite D: check convergence in
+    rmax). Real for any O (the r and -r terms are complex conjugates)."""
+    op = op if isinstance(op, tf.Tensor) else tf.asarray(op, device=AC.device)
+    G = uniform_correlations(AC, AR, tf.conj(op.T), op, rmax)
+    eye = tf.eye(op.shape[0], dtype=op.dtype, device=AC.device)
+    m = uniform_correlations(AC, AR, op, eye, 0)[0]
+    Gc = G - tf.conj(m) * m
+    qs = np.atleast_1d(np.asarray(q, dtype=float))
+    r = np.arange(int(rmax) + 1)
+    w = np.where(r == 0, 1.0, 2.0)[None, :] * np.ones_like(qs)[:, None]
+    cdt = np.result_type(Gc.dtype, np.complex64)
+    phase = tf.asarray((w * np.exp(1j * qs[:, None] * r[None, :])).astype(cdt),
+                       device=AC.device)
+    # sum_r e^{iqr} G_r with G_{-r} = conj(G_r): Re(G_0) + 2 Re sum_{r>0} e^{iqr} G_r
+    return tf.real(tf.einsum("qr,r->q", phase, Gc.astype(cdt)))

@@ -89,3 +89,34 @@ def test_entropy_is_differentiable():
     a = psi[2].numpy()
     fd = (f(tf.tensor(a + h * d)).item() - f(tf.tensor(a - h * d)).item()) / (2 * h)
     assert abs(fd - np.sum(g * d)) < 1e-6 * max(1, abs(fd))
+
+
+def test_uniform_correlations_reproduce_the_vumps_energy():
+    """The energy per site is a nearest-neighbour correlation: -<Z_0 Z_1> - g <X_0> for the
+    TFIM (g = 1.5, D = 4). Connected correlations decay (gapped) and the structure factor
+    averaged over the Brillouin zone is the connected on-site value."""
+    g = 1.5
+    r = tf.tn.vumps(tf.tn.tfim_bond(g), 4, tol=1e-9, progress=False)
+    zz = observables.uniform_correlations(r.AC, r.AR, P["Z"], rmax=30).numpy()
+    x = observables.uniform_correlations(r.AC, r.AR, P["X"], np.eye(2), rmax=0).numpy()
+    assert abs(-zz[1] - g * x[0] - r.energy) < 1e-10
+    assert abs(zz[0] - 1) < 1e-12 and abs(zz[30]) < 1e-6  # Z^2 = 1; no order at g > 1
+    M = 64  # q grid finer than the 2 rmax + 1 = 61 distances
+    q = 2 * np.pi * np.arange(M) / M
+    S = observables.uniform_structure_factor(r.AC, r.AR, P["X"], q, rmax=30).numpy()
+    xx = observables.uniform_correlations(r.AC, r.AR, P["X"], rmax=0).numpy()
+    assert abs(S.mean() - (xx[0] - x[0] ** 2)) < 1e-12
+    assert np.all(S > 0)  # a structure factor of a Hermitian operator is non-negative
+
+
+@pytest.mark.numpy_only
+def test_uniform_correlations_heisenberg_energy():
+    """Rotated Heisenberg bond -SxSx + SySy - SzSz at r = 1 sums to the VUMPS energy (which
+    is evaluated with AL and C AR: they differ from AC, AR by the gauge error, ~3e-10 here,
+    hence 1e-9)."""
+    s = mpo.spin_operators("spin")
+    r = tf.tn.vumps(tf.tn.heisenberg_bond(), 4, tol=1e-9, progress=False)
+    c = {k: observables.uniform_correlations(r.AC, r.AR, s[k], rmax=1).numpy()[1]
+         for k in ("Sx", "Sy", "Sz")}
+    e = -c["Sx"] + c["Sy"] - c["Sz"]
+    assert abs(e - r.energy) < 1e-9
