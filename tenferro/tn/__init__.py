@@ -12,7 +12,11 @@
   values, two-site SVD truncation), ``mpo`` (Heisenberg and transverse-field Ising MPOs, a
   generic nearest-neighbour builder) and ``variational`` (MPS ground states by L-BFGS on
   tenferro gradients);
-* exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation).
+* exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation);
+* infinite chains: ``vumps`` (uniform MPS ground states, ``heisenberg_bond``, ``tfim_bond``);
+* time evolution: ``tebd`` (Trotter-Suzuki gates), ``tdvp`` (one- and two-site, any MPO),
+  real and imaginary time; ``tenferro.tn.exact_dynamics`` (free-fermion TFIM quenches);
+* observables: ``observables`` (entanglement entropy and spectrum, structure factors).
 """
 
 from . import correlation as _correlation
@@ -21,8 +25,12 @@ from . import dmrg as _dmrg
 from . import exact, mpo, mps, peps, variational
 from . import hotrg as _hotrg
 from . import ising as _ising
+from . import observables as _observables
 from . import progress as _progress
+from . import tdvp as _tdvp
+from . import tebd as _tebd
 from . import trg as _trg
+from . import vumps as _vumps
 from .correlation import *  # noqa: F403
 from .ctmrg import *  # noqa: F403
 from .dmrg import *  # noqa: F403
@@ -30,14 +38,20 @@ from .hotrg import *  # noqa: F403
 from .ising import *  # noqa: F403
 from .mpo import *  # noqa: F403
 from .mps import *  # noqa: F403
+from .observables import *  # noqa: F403
 from .peps import *  # noqa: F403
 from .progress import *  # noqa: F403
+from .tdvp import *  # noqa: F403
+from .tebd import *  # noqa: F403
 from .trg import *  # noqa: F403
 from .variational import *  # noqa: F403
+from .vumps import *  # noqa: F403
 
 # the names each module exports, listed once (in that module's __all__)
 __all__ = ["exact", "mpo", "mps", "peps", "variational"]
 for _m in (_correlation, _ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg,
            variational):
+    __all__ += _m.__all__
+for _m in (_observables, _tdvp, _tebd, _vumps):
     __all__ += _m.__all__
 del _m

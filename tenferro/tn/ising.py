@@ -21,14 +21,17 @@ BETA_C = float(np.log(1 + np.sqrt(2)) / 2)  # critical inverse temperature for J
 
 
 def ising_tensor(beta, h=0.0, J: float = 1.0):
-    """The 2D Ising site tensor ``T[left, up, right, down]`` (bond dimension 2)."""
+    """The 2D Ising site tensor ``T[left, up, right, down]`` (bond dimension 2), on the device
+    of ``beta`` (a Python number or NumPy value: the default device)."""
     beta = tf.asarray(beta) if not isinstance(beta, tf.Tensor) else beta
     if beta.dtype.kind not in "fc":
         beta = beta.astype(tf.float64)
     c = tf.sqrt(tf.cosh(beta * J))
     s = tf.sqrt(tf.sinh(beta * J))
     W = tf.stack([tf.stack([c, s]), tf.stack([c, -s])])  # W[spin, bond]
-    field = tf.exp(beta * h * tf.tensor([1.0, -1.0], dtype=beta.dtype))
+    # constants on beta's device (a beta on a GPU builds the tensor there)
+    spins = tf.asarray(np.array([1.0, -1.0], dtype=beta.dtype), device=beta.device)
+    field = tf.exp(beta * h * spins)
     return tf.einsum("s,sl,su,sr,sd->lurd", field, W, W, W, W)
 
 

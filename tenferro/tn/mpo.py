@@ -47,12 +47,14 @@ def spin_operators(kind: str = "pauli") -> dict:
     raise ValueError(f"spin_operators: kind must be 'pauli' or 'spin', got {kind!r}.")
 
 
-def mpo_from_terms(L: int, onsite=None, bonds: Sequence = (), *, dtype=None) -> list:
+def mpo_from_terms(L: int, onsite=None, bonds: Sequence = (), *, dtype=None,
+                   device=None) -> list:
     """The MPO of ``H = sum_i onsite_i + sum_{i=1}^{L-1} sum_k A^k_i B^k_{i+1}``.
 
     ``onsite``: a (d, d) matrix (or None); ``bonds``: a sequence of pairs ``(A^k, B^k)`` of
     (d, d) matrices (put the coupling constant into A). ``dtype``: default float64, or
-    complex128 if any operator is complex. Bond dimension w = 2 + len(bonds)."""
+    complex128 if any operator is complex. Bond dimension w = 2 + len(bonds). ``device``:
+    where the tensors live (default: the default device)."""
     ops = ([] if onsite is None else [onsite]) + [m for pair in bonds for m in pair]
     if not ops:
         raise ShapeError("mpo_from_terms: no terms given (an onsite operator or bond pairs).")
@@ -76,14 +78,16 @@ def mpo_from_terms(L: int, onsite=None, bonds: Sequence = (), *, dtype=None) -> 
     for k, (A, B) in enumerate(bonds):
         W[0, 1 + k] = A
         W[1 + k, w - 1] = B
+    def put(x):
+        return tf.asarray(np.ascontiguousarray(x), device=device)
+
     if L == 1:
-        return [tf.tensor(W[:1, w - 1:])]
-    return ([tf.tensor(W[:1])] + [tf.tensor(W) for _ in range(L - 2)]
-            + [tf.tensor(W[:, w - 1:])])
+        return [put(W[:1, w - 1:])]
+    return [put(W[:1])] + [put(W) for _ in range(L - 2)] + [put(W[:, w - 1:])]
 
 
 def heisenberg_mpo(L: int, J: float = 1.0, h: float = 0.0, delta: float = 1.0, *,
-                   dtype=None) -> list:
+                   dtype=None, device=None) -> list:
     """Open spin-1/2 XXZ chain ``H = J sum_i (Sx Sx + Sy Sy + delta Sz Sz)_{i,i+1} - h sum_i Sz_i``
     (S = sigma/2; delta = 1 is the Heisenberg chain), bond dimension 5 (real: the XY part is
     written as (S+ S- + S- S+)/2)."""
@@ -91,14 +95,15 @@ def heisenberg_mpo(L: int, J: float = 1.0, h: float = 0.0, delta: float = 1.0, *
     bonds = [(J / 2 * s["Sp"], s["Sm"]), (J / 2 * s["Sm"], s["Sp"]),
              (J * delta * s["Sz"], s["Sz"])]
     onsite = -h * s["Sz"] if h else None
-    return mpo_from_terms(L, onsite, bonds, dtype=dtype)
+    return mpo_from_terms(L, onsite, bonds, dtype=dtype, device=device)
 
 
-def tfim_mpo(L: int, g: float = 1.0, J: float = 1.0, *, dtype=None) -> list:
+def tfim_mpo(L: int, g: float = 1.0, J: float = 1.0, *, dtype=None, device=None) -> list:
     """Open transverse-field Ising chain ``H = -J sum_i Z_i Z_{i+1} - g sum_i X_i`` (Pauli
     matrices; critical at g = J), bond dimension 3."""
     p = spin_operators("pauli")
-    return mpo_from_terms(L, -g * p["X"], [(-J * p["Z"], p["Z"])], dtype=dtype)
+    return mpo_from_terms(L, -g * p["X"], [(-J * p["Z"], p["Z"])], dtype=dtype,
+                          device=device)
 
 
 def mpo_to_dense(mpo: Sequence):

@@ -57,11 +57,12 @@ def max_bond_dimensions(L: int, D: int, d: int = 2) -> list[int]:
 
 
 def random_mps(L: int, D: int, d: int = 2, *, dtype=tf.float64, seed=None,
-               canonical: str | None = "right") -> list:
+               canonical: str | None = "right", device=None) -> list:
     """A random MPS of ``L`` sites, bond dimension ``D`` (capped at ``max_bond_dimensions``) and
     local dimension ``d``, from Gaussian tensors (complex dtypes: independent real and imaginary
     parts). ``canonical``: "right" (default; normalised, right-canonical), "left", or None (raw
-    Gaussian tensors, whose norm grows or shrinks exponentially with L)."""
+    Gaussian tensors, whose norm grows or shrinks exponentially with L). ``device``: where
+    the tensors live (default: the default device)."""
     _check_chain(L, d)
     if D < 1:
         raise ShapeError(f"random_mps: the bond dimension D must be >= 1, got {D}.")
@@ -74,7 +75,7 @@ def random_mps(L: int, D: int, d: int = 2, *, dtype=tf.float64, seed=None,
         a = rng.standard_normal(shape)
         if dt.kind == "c":
             a = a + 1j * rng.standard_normal(shape)
-        mps.append(tf.tensor(a.astype(dt) / np.sqrt(dims[i] * d)))
+        mps.append(tf.asarray(a.astype(dt) / np.sqrt(dims[i] * d), device=device))
     if canonical is None:
         return mps
     if canonical == "right":
@@ -84,12 +85,15 @@ def random_mps(L: int, D: int, d: int = 2, *, dtype=tf.float64, seed=None,
     raise ValueError(f"random_mps: canonical must be 'right', 'left' or None, got {canonical!r}.")
 
 
-def product_mps(states, L: int | None = None, *, dtype=None) -> list:
+def product_mps(states, L: int | None = None, *, dtype=None, device=None) -> list:
     """The product state ``|v_1> (x) ... (x) |v_L>`` as a bond-dimension-1 MPS.
 
     ``states``: a list of L local vectors, or one vector repeated ``L`` times. Vectors are used
     as given (not normalised). Example: ``product_mps([[1, 0], [0, 1]] * 4)`` is the Neel state
-    up-down-up-down... of 8 spins."""
+    up-down-up-down... of 8 spins. The tensors live on ``device``, or on the device of
+    ``states`` when it is a tensor."""
+    if device is None and isinstance(states, tf.Tensor):
+        device = states.device
     arr = np.asarray(tf.stop_gradient(states) if isinstance(states, tf.Tensor) else states)
     if arr.ndim == 1:
         if L is None:
@@ -102,7 +106,7 @@ def product_mps(states, L: int | None = None, *, dtype=None) -> list:
     if L is not None and arr.shape[0] != L:
         raise ShapeError(f"product_mps: {arr.shape[0]} local vectors for L={L} sites.")
     dt = np.dtype(dtype) if dtype is not None else np.result_type(arr.dtype, np.float64)
-    return [tf.tensor(v.astype(dt).reshape(1, -1, 1)) for v in arr]
+    return [tf.asarray(v.astype(dt).reshape(1, -1, 1), device=device) for v in arr]
 
 
 def bond_dimensions(mps: Sequence) -> list[int]:
@@ -273,11 +277,11 @@ def mpo_expectation(mps: Sequence, mpo: Sequence, *, normalize: bool = True):
     _check_mps("mpo_expectation", mps)
     _check_mpo(mps, mpo)
     if not normalize:
-        e = tf.ones((1, 1, 1), dtype=mps[0].dtype)
+        e = tf.ones((1, 1, 1), dtype=mps[0].dtype, device=mps[0].device)
         for a, w in zip(mps, mpo):
             e = _mpo_transfer(e, a, w)
         return tf.reshape(e, ())
-    e = tf.ones((1, 2, 1), dtype=mps[0].dtype)
+    e = tf.ones((1, 2, 1), dtype=mps[0].dtype, device=mps[0].device)
     for i, (a, w) in enumerate(zip(mps, mpo)):
         e = _mpo_transfer(e, a, _with_identity_channel(w))
         if i < len(mps) - 1:
@@ -302,7 +306,7 @@ def mpo_variance(mps: Sequence, mpo: Sequence):
     result to ~1e-16 <H>^2."""
     _check_mps("mpo_variance", mps)
     _check_mpo(mps, mpo)
-    e = tf.ones((1, 2, 2, 1), dtype=mps[0].dtype)
+    e = tf.ones((1, 2, 2, 1), dtype=mps[0].dtype, device=mps[0].device)
     for i, (a, w) in enumerate(zip(mps, mpo)):
         e = _mpo2_transfer(e, a, _with_identity_channel(w))
         if i < len(mps) - 1:
@@ -342,7 +346,7 @@ def two_site_update(a, b, op=None, *, max_rank: int | None = None, cutoff: float
     _, d2, Dr = b.shape
     theta = tf.einsum("lsm,mtr->lstr", a, b)
     if op is not None:
-        op = tf.asarray(op)
+        op = op if isinstance(op, tf.Tensor) else tf.asarray(op, device=a.device)
         if op.shape == (d1 * d2, d1 * d2):
             op = tf.reshape(op, (d1, d2, d1, d2))
         if op.shape != (d1, d2, d1, d2):

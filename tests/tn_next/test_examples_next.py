@@ -1,0 +1,35 @@
+"""The tn-next examples run to completion at reduced size and print what they promise."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.numpy_only
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def load(name):
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(EXAMPLES))
+
+
+def test_vumps_example(capsys):
+    assert load("vumps_chain").main(["--D", "4", "--models", "tfim", "--tol", "1e-6"]) == 0
+    out = capsys.readouterr().out
+    assert "-4/pi" in out and "not converged" not in out
+    row = [ln for ln in out.splitlines() if ln.strip().startswith("4 ")][0].split()
+    assert 0 < float(row[2]) < 5.6e-5  # E - E_exact at D=4
+
+
+def test_tfim_quench_example(capsys):
+    assert load("tfim_quench").main(["--L", "6", "--D", "8", "--tmax", "0.5",
+                                     "--dt-tdvp", "0.25"]) == 0
+    out = capsys.readouterr().out
+    errs = [float(ln.split()[1]) for ln in out.splitlines()
+            if ln.strip() and ln.split()[0].replace(".", "").isdigit()]
+    assert len(errs) == 4 and max(errs) < 1e-6
