@@ -93,9 +93,11 @@ def random_vector(shape, dtype, device, rng) -> Tensor:
     return asarray(a.astype(dtype), device=device)
 
 
-def host(x, dtype=None) -> Tensor:
-    """A small host NumPy array as a tensor (to combine with device vectors)."""
-    return asarray(np.ascontiguousarray(x if dtype is None else x.astype(dtype)))
+def host(x, dtype=None, like=None) -> Tensor:
+    """A small host NumPy array (Krylov coefficients) as a tensor on the device of ``like``,
+    the device vectors it combines with (an explicit host-to-device copy of a few numbers)."""
+    return asarray(np.ascontiguousarray(x if dtype is None else x.astype(dtype)),
+                   device=None if like is None else like.device)
 
 
 def basis(vectors: list) -> Tensor:
@@ -248,7 +250,7 @@ def gmres(mv, b, x0=None, *, tol: float, restart: int, maxiter: int):
                 break
             Q.append(w / hn)
         y, _ = _lstsq_small(H[: j_done + 1, :j_done], g[: j_done + 1])
-        x = x + matmul(basis(Q[:j_done]), host(y, b.dtype if cplx else np.dtype(b.dtype)))
+        x = x + matmul(basis(Q[:j_done]), host(y, b.dtype if cplx else np.dtype(b.dtype), b))
         if res <= tol:
             # confirm with the true residual (guards against loss of orthogonality)
             tr = float(value(vnorm(b - mv(x)))) / bn
@@ -429,14 +431,14 @@ def krylov_schur(mv, v0: Tensor, k: int, which: str, hermitian: bool, *, tol: fl
             T = np.diag(np.real(vals[:p])).astype(hdt)
         else:
             Z, T, p = _ordered_schur(Hm, which, p, cplx)
-        newQ = matmul(Qm[:, :mm], host(Z, dtype))
+        newQ = matmul(Qm[:, :mm], host(Z, dtype, Qm))
         Qm = concatenate([newQ, reshape(last, (n, 1))], axis=1)
         H = np.zeros((m + 1, m), dtype=hdt)
         H[:p, :p] = T
         H[p, :p] = b @ Z
     mm = Qm.shape[1] - 1
     ydt = np.complex128 if (np.iscomplexobj(Y) and not cplx) else dtype
-    X = matmul(Qm[:, :mm], host(Y[:, :k], ydt))
+    X = matmul(Qm[:, :mm], host(Y[:, :k], ydt, Qm))
     X = X / vnorm(X)
     rel = res_max / max(scale, 1e-300)
     return RitzResult(vals[:k], X, SolveInfo(nmv, rel <= tol, rel), scale)

@@ -342,7 +342,7 @@ def _complete_multiplets(bop, res, k, which, tol, ncv, maxiter, rng):
         X = concatenate([X, chk.vectors], axis=1)
         order = it._order(vals, which)[:k]
         vals = vals[order]
-        X = take(X, asarray(order), axis=1)
+        X = take(X, order, axis=1)
     return it.RitzResult(vals, X, SolveInfo(nmv, res.info.converged, res.info.residual), scale)
 
 
@@ -394,7 +394,7 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
         _warn_unconverged("eigsh", res.info)
         order = np.argsort(np.real(res.values), kind="stable")
         w = asarray(np.real(res.values[order]).astype(it.real_dtype(dtype)), device=device)
-        V = take(res.vectors, asarray(order), axis=1)
+        V = take(res.vectors, order, axis=1)
         return w, fix_gauge(V)
 
     def backward(params, out, ct):
@@ -705,7 +705,7 @@ def _krylov_expm(mv, v, t, tol, m, hermitian):
                 break
             tau /= 2
         coef = beta * e1
-        w = matmul(it.basis(Q[:mm]), it.host(coef.astype(hdt), dtype))
+        w = matmul(it.basis(Q[:mm]), it.host(coef.astype(hdt), dtype, Q[0]))
         remaining -= tau
         if remaining <= 1e-15:
             return w

@@ -163,12 +163,12 @@ def _block_gkl(bop, m, n, k, b, q, tol, maxiter, rng, dtype, device, v0=None):
                 "tenferro.linalg.svd(a, max_rank=k) under jit.")
         ub, sb, vbh = np.linalg.svd(B)
         cdt = dtype if np.dtype(dtype).kind == "c" else np.dtype(dtype)
-        Ub = it.host(ub, cdt)
-        Vb = it.host(vbh.conj().T, cdt)
+        Ub = it.host(ub, cdt, Pm)
+        Vb = it.host(vbh.conj().T, cdt, Qm)
         Uall = matmul(Pm, Ub)
         Vall = matmul(Qm, Vb)
         U, V, S = Uall[:, :k], Vall[:, :k], sb[:k]
-        R = bop.rmatmat(U) - V * it.host(S, np.dtype(it.real_dtype(dtype)))[None, :]
+        R = bop.rmatmat(U) - V * it.host(S, np.dtype(it.real_dtype(dtype)), V)[None, :]
         nprod += k
         rn = it.value(it.vnorm(R))
         res = float(rn.max()) / max(float(sb[0]), 1e-300)
@@ -198,7 +198,7 @@ def _randomized(bop, m, n, k, p, power_iters, rng, dtype, device):
         return U, sb, _mH(vbh), None
     ub, sb, vbh = np.linalg.svd(Bv, full_matrices=False)
     cdt = dtype if np.dtype(dtype).kind == "c" else np.dtype(dtype)
-    U = matmul(Y, it.host(ub, cdt))
+    U = matmul(Y, it.host(ub, cdt, Y))
     V = asarray(vbh.conj().T.astype(cdt), device=device)
     return U, sb, V, None
 
@@ -314,7 +314,8 @@ def _deflation_preconditioner(extras, sig, m, dt):
             return z / sig
         return pre
     Ue, Se, Ve = extras
-    se = astype(asarray(np.asarray(Se)), dt)[:, None] if not isinstance(Se, Tensor) else \
+    se = astype(asarray(np.asarray(Se), device=sig.device), dt)[:, None] if not isinstance(
+        Se, Tensor) else \
         astype(Se, dt)[:, None]
     den = sig * sig - se * se  # (p, k)
 
