@@ -195,7 +195,15 @@ def main(argv=None):
     p.add_argument("--plot", default="ipeps_heisenberg.png",
                    help="PNG file for energy vs iteration (default %(default)s)")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
+    p.add_argument("--device", default="cpu",
+                   help="where the tensors live: cpu (default), cuda (CuPy), strict:1 (a "
+                        "stand-in device)")
     args = p.parse_args(argv)
+    with tf.default_device(args.device):
+        return run(args)
+
+
+def run(args):
     tf.tn.set_progress(False)
     chis = args.eval_chis or sorted({args.chi, int(1.5 * args.chi), 2 * args.chi})
 

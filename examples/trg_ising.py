@@ -84,7 +84,15 @@ def main(argv=None):
     p.add_argument("--plot", default="trg_ising.png",
                    help="PNG file for c(beta) (default %(default)s)")
     p.add_argument("--no-plot", action="store_true", help="skip the plot")
+    p.add_argument("--device", default="cpu",
+                   help="where the tensors live: cpu (default), cuda (CuPy), strict:1 (a "
+                        "stand-in device)")
     args = p.parse_args(argv)
+    with tf.default_device(args.device):
+        return run(args)
+
+
+def run(args):
     betas = args.betas or [0.34, 0.38, 0.40, 0.42, 0.43, 0.435, BETA_C, 0.445, 0.45, 0.46,
                            0.48, 0.50, 0.54]
 

@@ -28,6 +28,19 @@ def test_trg_ising_example(tmp_path, capsys):
     assert plot.stat().st_size > 10_000
 
 
+def test_trg_ising_example_runs_on_another_device(capsys):
+    """``--device`` places every tensor of the run there (strict:1 stands in for cuda) and
+    gives the same numbers as the CPU."""
+    ex = load("trg_ising")
+    args = ["--chi", "4", "--steps", "4", "--betas", "0.40", "--no-plot", "--algorithms", "trg"]
+    assert ex.main(args) == 0
+    cpu = capsys.readouterr().out
+    assert ex.main(args + ["--device", "strict:1"]) == 0
+    dev = capsys.readouterr().out
+    table = [line for line in cpu.splitlines() if line.startswith(" 0.40000")]
+    assert table and table == [line for line in dev.splitlines() if line.startswith(" 0.40000")]
+
+
 def test_quickstart_example(capsys):
     load("quickstart").main()
     out = capsys.readouterr().out
