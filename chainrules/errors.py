@@ -43,6 +43,16 @@ class LeakedTracerError(GraphError):
     """A tracer escaped the transformation that created it and was used later."""
 
 
+class DegeneracyWarning(TenferroError, UserWarning):
+    """A derivative through an exactly degenerate spectrum (svd, eigh) is not determined.
+
+    Raised as a warning by default when a loss depends on the basis inside a degenerate
+    subspace, or on individual values of a degenerate multiplet, or when a truncation cuts
+    through a multiplet. ``TENFERRO_DEGENERACY=raise|warn|ignore`` selects what happens; with
+    ``raise`` it is raised as an exception (it is a ``TenferroError`` for that reason).
+    """
+
+
 def fmt_aval(x) -> str:
     """Short ``dtype[shape]`` description of anything with ``shape`` and ``dtype``."""
     from .dtypes import short_name

@@ -2,6 +2,7 @@
 
 from chainrules.errors import (  # noqa: F401
     ConcretizationError,
+    DegeneracyWarning,
     DeviceError,
     DTypeError,
     GradientError,

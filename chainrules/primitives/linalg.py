@@ -8,15 +8,16 @@ linear argument), so reverse mode is their transpose and every order of derivati
 
 Conventions shared by the spectral decompositions:
 
-* **Broadening.** The SVD's ``1/(s_j^2 - s_i^2)`` is split as ``E_ij D_ij`` with
-  ``E = 1/(s_j - s_i)`` (singular at a degeneracy, Lorentzian-broadened: ``d/(d^2 + w^2)``,
-  ``w = eps * s_max``) and ``D = 1/(s_i + s_j)`` (broadened the same way, which only matters
-  where both values are zero); ``1/s`` becomes ``s/(s^2 + w^2)``. ``eigh`` broadens
-  ``1/(w_j - w_i)`` with width ``eps * max|w|``. ``eps`` is relative to the scale of the
-  spectrum, so results do not depend on how a matrix is normalised, and the scale is a
-  constant for differentiation (``stop_gradient``). Exactly degenerate pairs get ``E_ij = 0``,
-  which is exact for gauge-invariant functions (design/linalg.md lists which). The broadened
-  inverse has derivative ``-F^2`` (see ``broadened_inverse_p``), so higher orders stay finite.
+* **Ties.** Two values closer than ``eps * scale`` (``scale`` = the largest singular value, or
+  the largest eigenvalue magnitude; held constant under differentiation) are *tied*: exactly
+  degenerate as far as the rules are concerned (LAPACK splits exact degeneracies by rounding).
+  The SVD's ``1/(s_j^2 - s_i^2)`` is split as ``E_ij D_ij`` with ``E = 1/(s_j - s_i)`` and
+  ``D = 1/(s_i + s_j)``; each factor is exact off ties and 0 on them (``cut_inverse``), as is
+  ``1/s`` for zero singular values and ``eigh``'s ``1/(w_j - w_i)``. What the cut drops is only
+  the rotation inside a degenerate subspace, which a gauge-invariant loss does not feel; where a
+  loss does feel it, or depends on individual values of a multiplet, ``degeneracy_guard``
+  makes the backward pass report it (``DegeneracyWarning``; ``degeneracy.py``).
+  design/linalg.md derives which losses are exact and why the rest cannot be.
 * **Gauge.** ``svd``: the largest-magnitude entry of every right singular vector (column of
   ``V``) is real and positive, and ``U`` follows from ``A v_j = s_j u_j``. ``eigh``: the
   largest-magnitude entry of every eigenvector is real and positive. The JVPs differentiate
@@ -33,6 +34,7 @@ from ..errors import DTypeError, ShapeError, fmt_aval
 from . import elementwise as _elementwise
 from . import reductions as _reductions
 from ._checks import require_inexact, require_real, same_shape_and_dtype
+from .degeneracy import cut_inverse_p, degeneracy_check_p, degeneracy_guard_p, guard
 from .elementwise import _nonlinear
 
 # ============================================================================ checks
@@ -109,9 +111,9 @@ def _scale(b, x):
     return b.bind(_elementwise.stop_gradient_p, b.reduce_max(b.abs(x), (x.ndim - 1,)))
 
 
-def _lorentz(b, d, w):
-    """d / (d^2 + w^2): the broadened 1/d (see ``broadened_inverse_p``)."""
-    return b.bind(broadened_inverse_p, d, w)
+def _cut(b, d, w):
+    """1/d where |d| > w, 0 on ties (see ``cut_inverse_p``)."""
+    return b.bind(cut_inverse_p, d, w)
 
 
 def _c(b, x, dtype):
@@ -158,6 +160,8 @@ def _trisolve(b, a, rhs, *, left_side=True, lower=True, transpose_a=False, conju
 
 
 # =================================================================== broadening
+# No rule uses the Lorentzian any more (ties are cut instead: ``cut_inverse_p``). It stays
+# registered so that gradient graphs saved by earlier versions still load and run.
 broadened_inverse_p = Primitive(
     "broadened_inverse",
     convention="F = d / (d^2 + w^2) (0 where d = w = 0), the Lorentzian-broadened 1/d; its "
@@ -201,7 +205,9 @@ svd_p = Primitive(
     multiple_results=True,
     convention="thin (or full) SVD A = U diag(S) Vh; gauge: the largest-magnitude entry of each "
     "column of V is real and positive; 1/(s_j^2 - s_i^2) = 1/(s_j - s_i) * 1/(s_j + s_i) and 1/s "
-    "are Lorentzian-broadened factor by factor with width eps * max(S)",
+    "are exact off ties and 0 on ties (values closer than eps * max(S)); the backward pass "
+    "reports losses that depend on the basis or on individual values inside a tie "
+    "(DegeneracyWarning)",
 )
 
 
@@ -239,29 +245,30 @@ def _svd_tangents_tall(b, u, s, v, da, *, eps, u_perp=None):
         V^H dV = F o (S dP + dP^H S) = (E o A - D o B) / 2,
 
     with F_ij = 1/(s_j^2 - s_i^2) = E_ij D_ij, E_ij = 1/(s_j - s_i), D_ij = 1/(s_i + s_j).
-    Only E is singular at a degeneracy; it is broadened (width eps * s_max), D only where
-    s_i + s_j -> 0 (pairs of zero singular values). Broadening the product F instead would drop
-    the finite term D o B that rotates U and V together inside a degenerate block (the
-    derivative of U_k V_k^H, hence of sum(S_k), depends on it). The diagonal of D o B is the
-    complex phase term i Im(dP_jj)/(2 s_j), split evenly between U and V.
+    E o A is the rotation of U and V *together*; inside a tie it is pure gauge, and E is cut
+    there. D o B, their relative rotation, is determined whenever s_i + s_j > 0 and stays exact
+    inside a tie (the derivative of U_k V_k^H needs it); D is cut only for pairs of zero
+    singular values, where the relative rotation is gauge too. The diagonal of D o B is the
+    complex phase term i Im(dP_jj)/(2 s_j), split evenly between U and V. The guards make the
+    backward pass check that the loss is blind to what was cut (``degeneracy.py``).
     (I - U U^H) dU = (X - U dP) S^-1, and ``u_perp`` (full_matrices): dU_perp = -U S^-1 X^H U_perp.
-    1/s is broadened like D: s / (s^2 + (eps s_max)^2).
+    1/s is cut like D (0 for zero singular values).
     """
     dt = u.dtype
     m, k = u.shape[-2:]
     kk = s.shape[:-1] + (k, k)
     x = b.matmul(da, v)
     dp = _adjmul(b, u, x)
-    ds = b.real(b.diagonal(dp))
+    ds = guard(b, b.real(b.diagonal(dp)), s, op="svd", part="values", eps=eps)
     width = b.mul(_scale(b, s), eps)
     w = _per_matrix(b, width, kk)
     s_c, s_r = _cols(b, s, kk), _rows(b, s, kk)
-    e_half = _c(b, b.mul(_lorentz(b, b.sub(s_c, s_r), w), 0.5), dt)
-    d_half = _c(b, b.mul(_lorentz(b, b.add(s_c, s_r), w), 0.5), dt)
-    sinv = _lorentz(b, s, _per_matrix(b, width, s.shape))
+    e_half = _c(b, b.mul(_cut(b, b.sub(s_c, s_r), w), 0.5), dt)
+    d_half = _c(b, b.mul(_cut(b, b.add(s_c, s_r), w), 0.5), dt)
+    sinv = _cut(b, s, _per_matrix(b, width, s.shape))
     dph = b.mH(dp)
-    ea = b.mul(e_half, b.add(dp, dph))
-    db = b.mul(d_half, b.sub(dp, dph))
+    ea = guard(b, b.mul(e_half, b.add(dp, dph)), s, op="svd", part="rotation", eps=eps)
+    db = guard(b, b.mul(d_half, b.sub(dp, dph)), s, op="svd", part="zero_rotation", eps=eps)
     om_u, om_v = b.add(ea, db), b.sub(ea, db)
     if m > k:
         sinv_kk = _c(b, _cols(b, sinv, kk), dt)
@@ -335,7 +342,8 @@ def _svdvals_jvp(b, primals, tangents, *, eps):
         return s, _zero(s)
     u, _, vh = b.bind(svd_p, a, full_matrices=False, eps=eps)
     w = _adjmul(b, u, da)  # U^H dA (..., k, n); dS_j = Re sum_q w_jq conj(Vh_jq)
-    return s, b.real(b.reduce_sum(b.mul(w, b.conj(vh)), (a.ndim - 1,)))
+    ds = b.real(b.reduce_sum(b.mul(w, b.conj(vh)), (a.ndim - 1,)))
+    return s, guard(b, ds, s, op="svd", part="values", eps=eps)
 
 
 # ============================================================================== eigh
@@ -344,7 +352,9 @@ eigh_p = Primitive(
     multiple_results=True,
     convention="eigendecomposition of the Hermitian part (A + A^H)/2, ascending eigenvalues; "
     "gauge: the largest-magnitude entry of each eigenvector is real and positive; "
-    "1/(w_j - w_i) is Lorentzian-broadened with width eps relative to max|w|",
+    "1/(w_j - w_i) is exact off ties and 0 on ties (eigenvalues closer than eps * max|w|); the "
+    "backward pass reports losses that depend on the basis or on individual eigenvalues inside "
+    "a tie (DegeneracyWarning)",
 )
 
 
@@ -363,7 +373,12 @@ def _eigh_impl(xp, a, *, eps):
 
 @eigh_p.def_jvp
 def _eigh_jvp(b, primals, tangents, *, eps):
-    """A V = V W: with P = V^H dA_h V, dw = diag P, V^H dV = F o P (F_ij = 1/(w_j - w_i))."""
+    """A V = V W: with P = V^H dA_h V, dw = diag P, V^H dV = F o P (F_ij = 1/(w_j - w_i)).
+
+    Inside a tie F is cut: the rotation there is pure gauge. A loss that depends on it, or on
+    individual eigenvalues of the multiplet (e.g. V diag(f(w)) V^H, whose derivative needs the
+    divided difference (f(w_i) - f(w_j))/(w_i - w_j) -> f'(w) that the rotation carries), is
+    reported by the guards; ``funm`` is the exact way to compute such functions."""
     (a,), (da,) = primals, tangents
     w, v = b.bind(eigh_p, a, eps=eps)
     if type(da) is Zero or a.shape[-1] == 0:
@@ -371,12 +386,13 @@ def _eigh_jvp(b, primals, tangents, *, eps):
     dt = a.dtype
     p = _adjmul(b, v, b.matmul(da, v))
     ph = b.mul(b.add(p, b.mH(p)), 0.5)
-    dw = b.real(b.diagonal(ph))
+    dw = guard(b, b.real(b.diagonal(ph)), w, op="eigh", part="values", eps=eps)
     kk = v.shape
     delta = b.sub(_cols(b, w, kk), _rows(b, w, kk))
     width = _per_matrix(b, b.mul(_scale(b, w), eps), kk)
-    f = _c(b, _lorentz(b, delta, width), dt)
-    dv = b.matmul(v, b.mul(f, ph))
+    f = _c(b, _cut(b, delta, width), dt)
+    om = guard(b, b.mul(f, ph), w, op="eigh", part="rotation", eps=eps)
+    dv = b.matmul(v, om)
     if is_complex(dt):
         iphi = _i_times(b, _gauge_phase(b, v, dv), dt)
         dv = b.add(dv, b.mul(v, _cols(b, iphi, v.shape)))
@@ -408,7 +424,8 @@ def _eigvalsh_jvp(b, primals, tangents, *, eps):
         return w, _zero(w)
     _, v = b.bind(eigh_p, a, eps=eps)
     x = b.matmul(da, v)  # dw_j = Re sum_i conj(v_ij) (dA v)_ij
-    return w, b.real(b.reduce_sum(b.mul(b.conj(v), x), (a.ndim - 2,)))
+    dw = b.real(b.reduce_sum(b.mul(b.conj(v), x), (a.ndim - 2,)))
+    return w, guard(b, dw, w, op="eigh", part="values", eps=eps)
 
 
 # ================================================================================ QR
@@ -808,6 +825,9 @@ def _trunc_jvp(b, primals, tangents, **params):
 
 
 __all__ = [
+    "cut_inverse_p",
+    "degeneracy_check_p",
+    "degeneracy_guard_p",
     "truncation_indices_p",
     "broadened_inverse_p",
     "cholesky_p",
