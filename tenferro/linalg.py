@@ -37,6 +37,8 @@ from typing import NamedTuple
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.primitives.degeneracy import check_truncation_ties
+from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 
 from .core.dispatch import bind
 from .core.tensor import Tensor
@@ -172,22 +174,9 @@ def truncation_rank(s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
     ``relative_cutoff * s_max``, but keeps at least one. For a batch (``s`` of shape
     (..., k)) the rank is the largest over the batch, so no matrix loses a value its own
     criterion keeps. This is the one place where a truncated SVD looks at data (traced mode
-    resolves it at run time).
+    resolves it at run time with the same rule: ``chainrules.primitives.linalg.truncation_rank``).
     """
-    s = np.asarray(s)
-    k = s.shape[-1]
-    if k == 0:
-        return 0
-    keep = np.ones(s.shape, dtype=bool)
-    if cutoff is not None:
-        keep &= s >= cutoff
-    if relative_cutoff is not None:
-        keep &= s >= relative_cutoff * s[..., :1]
-    r = int(keep.sum(-1).max()) if keep.size else k
-    r = builtins.max(r, 1)
-    if max_rank is not None:
-        r = builtins.min(r, int(max_rank))
-    return r
+    return _truncation_rule(np, np.asarray(s), max_rank, cutoff, relative_cutoff)
 
 
 def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
@@ -199,17 +188,20 @@ def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
         raise ShapeError(f"svd: relative_cutoff must lie in [0, 1], got {relative_cutoff!r}.")
 
 
-def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff):
+def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
     """The rank of a truncated SVD: an int, or, when the singular values are only known at
     run time (traced mode), the indices ``arange(r)`` of a ``truncation_indices`` node whose
-    length is a symbolic size. Only cutoffs need the values of ``s``."""
+    length is a symbolic size. Only cutoffs need the values of ``s``; when they are concrete
+    a cut through a degenerate multiplet is reported (``DegeneracyWarning``)."""
     k = s.shape[-1]
-    if cutoff is None and relative_cutoff is None:
-        return builtins.min(k, int(max_rank)) if isinstance(k, int) else _dynamic_rank(
-            s, max_rank, cutoff, relative_cutoff)
     if not _is_concrete(s):
-        return _dynamic_rank(s, max_rank, cutoff, relative_cutoff)
-    return truncation_rank(np.asarray(s), max_rank, cutoff, relative_cutoff)
+        if cutoff is None and relative_cutoff is None and isinstance(k, int):
+            return builtins.min(k, int(max_rank))
+        return _dynamic_rank(s, max_rank, cutoff, relative_cutoff, eps)
+    values = np.asarray(s)
+    r = truncation_rank(values, max_rank, cutoff, relative_cutoff)
+    check_truncation_ties(values, r, eps)
+    return r
 
 
 def _is_concrete(x) -> bool:
@@ -224,14 +216,14 @@ def _is_concrete(x) -> bool:
         x = p
 
 
-def _dynamic_rank(s, max_rank, cutoff, relative_cutoff):
+def _dynamic_rank(s, max_rank, cutoff, relative_cutoff, eps):
     from chainrules.symbolic import Sym, bound_of
 
     bound = bound_of(s.shape[-1])
     if max_rank is not None:
         bound = builtins.min(bound, int(max_rank))
     return bind(P.truncation_indices_p, stop_gradient(s), max_rank=max_rank, cutoff=cutoff,
-                relative_cutoff=relative_cutoff, size=Sym.new(bound))
+                relative_cutoff=relative_cutoff, size=Sym.new(bound), eps=eps)
 
 
 def _truncate(x, rank, axis):
@@ -270,11 +262,11 @@ def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: flo
     if not compute_uv:
         s = svdvals(a, eps=eps)
         if truncating:
-            s = _truncate(s, _decide_rank(s, max_rank, cutoff, relative_cutoff), -1)
+            s = _truncate(s, _decide_rank(s, max_rank, cutoff, relative_cutoff, eps), -1)
         return s
     u, s, vh = bind(P.svd_p, a, full_matrices=bool(full_matrices), eps=eps)
     if truncating:
-        r = _decide_rank(s, max_rank, cutoff, relative_cutoff)
+        r = _decide_rank(s, max_rank, cutoff, relative_cutoff, eps)
         u, s, vh = _truncate(u, r, -1), _truncate(s, r, -1), _truncate(vh, r, -2)
     return SVDResult(u, s, vh)
 

@@ -281,4 +281,36 @@ def _report_zero(vals, blk, where):
     )
 
 
+# ======================================================= truncation through a multiplet
+def check_truncation_ties(s, rank: int, eps: float) -> None:
+    """Report a truncation to ``rank`` of the host (NumPy) singular values ``s`` (..., k) that
+    keeps part of a degenerate multiplet.
+
+    Convention: exactly ``rank`` values are kept even then (the rank is never moved
+    silently); which vectors of the multiplet survive is LAPACK's arbitrary choice, so the
+    truncated factors, and every derivative through them, depend on the gauge.
+    """
+    k = s.shape[-1]
+    if rank <= 0 or rank >= k or degeneracy_mode() == "ignore":
+        return
+    s = np.asarray(s)
+    width = eps * np.max(np.abs(s), axis=-1)
+    if not np.any(np.abs(s[..., rank - 1] - s[..., rank]) <= width):
+        return
+    s2 = s.reshape(-1, k)
+    for n, vals in enumerate(s2):
+        w = eps * float(np.max(np.abs(vals)))
+        for blk in tie_blocks(vals, w):
+            if blk[0] < rank < blk[1]:
+                where = n if s2.shape[0] > 1 else None
+                report(
+                    f"svd: truncating to {rank} singular values cuts through "
+                    f"{describe_block('svd', vals, blk, where)}: the kept vectors are an "
+                    f"arbitrary part of the multiplet, so the truncated factors and their "
+                    f"derivatives depend on the gauge. Exactly {rank} values are kept (the rank "
+                    f"is never moved silently); keep {blk[0]} or {blk[1]} to make the result "
+                    f"well defined."
+                )
+
+
 __all__ = ["cut_inverse_p", "degeneracy_check_p", "degeneracy_guard_p"]

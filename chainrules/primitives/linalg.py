@@ -28,14 +28,53 @@ Conventions shared by the spectral decompositions:
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import Primitive, ShapedArray, Zero, is_undefined
 from ..dtypes import int64, is_complex, is_inexact, real_dtype
-from ..errors import DTypeError, ShapeError, fmt_aval
+from ..errors import DTypeError, ShapeError, TenferroError, fmt_aval
 from . import elementwise as _elementwise
 from . import reductions as _reductions
 from ._checks import require_inexact, require_real, same_shape_and_dtype
-from .degeneracy import cut_inverse_p, degeneracy_check_p, degeneracy_guard_p, guard
+from .degeneracy import (
+    check_truncation_ties,
+    cut_inverse_p,
+    degeneracy_check_p,
+    degeneracy_guard_p,
+    guard,
+)
 from .elementwise import _nonlinear
+
+# ============================================================================ errors
+class SingularMatrixError(TenferroError, np.linalg.LinAlgError):
+    """A matrix that must be invertible (``inv``, ``solve``, the derivative of ``slogdet``) or
+    positive definite (``cholesky``) is not. Also a ``numpy.linalg.LinAlgError``, so code that
+    catches NumPy's error keeps working."""
+
+
+def _lapack(xp, op: str, fn, a, problem: str, fix: str):
+    """Run a LAPACK call; turn its failure (or a non-finite result of finite input, which some
+    GPU libraries return instead of failing) into a ``SingularMatrixError``."""
+    try:
+        out = fn()
+    except np.linalg.LinAlgError as e:
+        raise SingularMatrixError(_singular_message(xp, op, a, problem, fix)) from e
+    if not bool(xp.all(xp.isfinite(out))) and bool(xp.all(xp.isfinite(a))):
+        raise SingularMatrixError(_singular_message(xp, op, a, problem, fix))
+    return out
+
+
+def _singular_message(xp, op, a, problem, fix):
+    aval = ShapedArray(a.shape, xp.np_dtype(a.dtype))
+    return f"{op}: {problem} ({fmt_aval(aval)}). {fix}"
+
+
+_SINGULAR_FIX = (
+    "Use tenferro.linalg.pinv (the pseudo-inverse) or regularise the matrix. det is "
+    "differentiable at singular matrices (its derivative is the adjugate); inv, solve and "
+    "log|det| (slogdet) are not, and their derivatives use the inverse."
+)
+
 
 # ============================================================================ checks
 
@@ -503,7 +542,11 @@ def _cholesky_aval(a):
     return a
 
 
-cholesky_p.def_impl(lambda xp, a: xp.linalg_ext.cholesky(xp.linalg_ext.hermitian_part(a)))
+cholesky_p.def_impl(lambda xp, a: _lapack(
+    xp, "cholesky", lambda: xp.linalg_ext.cholesky(xp.linalg_ext.hermitian_part(a)), a,
+    "the Hermitian part of the matrix is not positive definite",
+    "Cholesky needs a Hermitian positive-definite matrix; check the input, or add a multiple "
+    "of the identity (a small shift) if it is only semi-definite."))
 
 
 @cholesky_p.def_jvp
@@ -598,7 +641,8 @@ def _solve_aval(a, rhs):
     return rhs
 
 
-solve_p.def_impl(lambda xp, a, rhs: xp.linalg_ext.solve(a, rhs))
+solve_p.def_impl(lambda xp, a, rhs: _lapack(
+    xp, "solve", lambda: xp.linalg_ext.solve(a, rhs), a, "the matrix is singular", _SINGULAR_FIX))
 
 
 @solve_p.def_jvp
@@ -631,7 +675,9 @@ def _inv_aval(a):
     return a
 
 
-inv_p.def_impl(lambda xp, a: xp.linalg_ext.inv(a))
+inv_p.def_impl(lambda xp, a: _lapack(
+    xp, "inv", lambda: xp.linalg_ext.inv(a), a, "the matrix is singular, it has no inverse",
+    _SINGULAR_FIX))
 
 
 @inv_p.def_jvp
@@ -648,9 +694,71 @@ def _trace_inv_times(b, a, da):
     return b.reduce_sum(b.mul(b.mT(b.bind(inv_p, a)), da), (a.ndim - 2, a.ndim - 1))
 
 
+adjugate_p = Primitive(
+    "adjugate",
+    convention="adj(A) = det(A) A^-1 extended continuously to every square matrix (the "
+    "transposed cofactor matrix); its derivative (tr(adj dA) I - adj dA) A^-1 needs an "
+    "invertible matrix",
+)
+
+
+@adjugate_p.def_abstract_eval
+def _adjugate_aval(a):
+    _require_matrix("adjugate", a, square=True)
+    return a
+
+
+# cond_1(A) above this (relative to 1/machine epsilon) and det(A) A^-1 loses more than ~6
+# digits: the adjugate is then computed from the SVD, which is exact at any rank.
+_ADJ_COND = 1e-10
+
+
+@adjugate_p.def_impl
+def _adjugate_impl(xp, a):
+    """det(A) A^-1 (LU) for well-conditioned matrices; otherwise from the SVD A = U S V^H:
+    adj(A) = det(U) conj(det(V)) V diag(prod_{k != j} s_k) U^H, finite and exact at every
+    rank (rank n - 1: det(U) conj(det(V)) s_1...s_{n-1} v_n u_n^H; rank <= n - 2: 0)."""
+    ext = xp.linalg_ext
+    n = a.shape[-1]
+    if n == 0 or a.size == 0:
+        return xp.zeros(a.shape, dtype=a.dtype)
+    tiny = float(np.finfo(xp.np_dtype(a.dtype)).eps) / _ADJ_COND
+    try:
+        inv = ext.inv(a)
+        norm_a = xp.max(xp.sum(xp.abs(a), axis=-2), axis=-1)
+        norm_inv = xp.max(xp.sum(xp.abs(inv), axis=-2), axis=-1)
+        good = xp.isfinite(norm_inv) & (norm_a * norm_inv * tiny < 1)
+        if bool(xp.all(good)):
+            return inv * xp.astype(ext.det(a), a.dtype)[..., None, None]
+    except np.linalg.LinAlgError:
+        pass
+    u, s, vh = ext.svd(a, False)
+    eye = xp.eye(n, dtype=xp.bool)
+    others = xp.where(eye, xp.ones_like(s)[..., None, :], s[..., None, :])
+    q = xp.prod(others, axis=-1)  # q_j = prod_{k != j} s_k
+    phase = ext.det(u) * xp.conj(ext.det(xp.conj(xp.matrix_transpose(vh))))
+    v_q = xp.conj(xp.matrix_transpose(vh)) * xp.astype(q, a.dtype)[..., None, :]
+    return xp.matmul(v_q, xp.conj(xp.matrix_transpose(u))) * phase[..., None, None]
+
+
+@adjugate_p.def_jvp
+def _adjugate_jvp(b, primals, tangents):
+    """adj(A) A = det(A) I gives d adj A = tr(adj dA) I - adj dA."""
+    (a,), (da,) = primals, tangents
+    adj = b.bind(adjugate_p, a)
+    if type(da) is Zero:
+        return adj, _zero(adj)
+    nd = a.ndim
+    tr = b.reduce_sum(b.mul(b.mT(adj), da), (nd - 2, nd - 1))
+    eye = b.broadcast_in_dim(b.eye_like(a), a.shape, (nd - 2, nd - 1))
+    rhs = b.sub(b.mul(eye, _per_matrix(b, tr, a.shape)), b.matmul(adj, da))
+    return adj, b.matmul(rhs, b.bind(inv_p, a))
+
+
 det_p = Primitive(
     "det",
-    convention="d det = det * tr(A^-1 dA); the derivative needs an invertible matrix",
+    convention="d det = tr(adj(A) dA) with the adjugate adj(A) = det(A) A^-1 extended to "
+    "singular matrices: finite and exact at every rank (0 at rank <= n - 2)",
 )
 
 
@@ -669,7 +777,8 @@ def _det_jvp(b, primals, tangents):
     d = b.bind(det_p, a)
     if type(da) is Zero:
         return d, _zero(d)
-    return d, b.mul(d, _trace_inv_times(b, a, da))
+    adj = b.bind(adjugate_p, a)
+    return d, b.reduce_sum(b.mul(b.mT(adj), da), (a.ndim - 2, a.ndim - 1))
 
 
 slogdet_p = Primitive(
@@ -782,19 +891,46 @@ def _expm_frechet_transpose(b, ct, a, e):
 
 
 # ================================================================= truncation rank
+def truncation_rank(xp, s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
+    """The rank a truncated SVD keeps: THE truncation rule (``tenferro.linalg.truncation_rank``
+    and the ``truncation_indices`` primitive both call this).
+
+    ``s``: concrete descending singular values (..., k) in the namespace ``xp``. Keeps at most
+    ``max_rank`` values, drops values below ``cutoff`` and below ``relative_cutoff * s_max``,
+    but keeps at least one (when k > 0). For a batch the rank is the largest over the batch,
+    so no matrix loses a value its own criterion keeps.
+    """
+    k = s.shape[-1]
+    if k == 0:
+        return 0
+    r = k
+    if cutoff is not None or relative_cutoff is not None:
+        keep = s >= 0  # all True for singular values
+        if cutoff is not None:
+            keep = xp.logical_and(keep, s >= cutoff)
+        if relative_cutoff is not None:
+            keep = xp.logical_and(keep, s >= relative_cutoff * s[..., :1])
+        counts = xp.sum(xp.astype(keep, int64), axis=-1)
+        r = max(int(xp.max(counts)) if counts.ndim else int(counts), 1)
+    if max_rank is not None:
+        r = min(r, int(max_rank))
+    return r
+
+
 truncation_indices_p = Primitive(
     "truncation_indices", differentiable=False,
     convention="integer output (the kept positions): no gradient",
 )
 truncation_indices_p.__doc__ = (
     "arange(r) for the rank r a truncated SVD keeps, decided from the singular values at run "
-    "time (same rule as tenferro.linalg.truncation_rank). Its output length is the symbolic "
-    "size ``size``: the one data-dependent shape in traced graphs."
+    "time (``truncation_rank``). Its output length is the symbolic size ``size``: the one "
+    "data-dependent shape in traced graphs. With ``eps`` (the svd's tie tolerance) it also "
+    "reports a cut through a degenerate multiplet (``DegeneracyWarning``)."
 )
 
 
 @truncation_indices_p.def_abstract_eval
-def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size):
+def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size, eps=None):
     require_real("truncation_indices", s)
     if s.ndim < 1:
         raise ShapeError(f"truncation_indices: expected singular values, got {s}.")
@@ -802,19 +938,10 @@ def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size):
 
 
 @truncation_indices_p.def_impl
-def _trunc_impl(xp, s, *, max_rank, cutoff, relative_cutoff, size):
-    k = s.shape[-1]
-    if k == 0:
-        return xp.arange(0, dtype=int64)
-    keep = s >= 0  # all True (singular values are non-negative)
-    if cutoff is not None:
-        keep = xp.logical_and(keep, s >= cutoff)
-    if relative_cutoff is not None:
-        keep = xp.logical_and(keep, s >= relative_cutoff * s[..., :1])
-    counts = xp.sum(xp.astype(keep, int64), axis=-1)
-    r = max(int(xp.max(counts)) if counts.ndim else int(counts), 1)
-    if max_rank is not None:
-        r = min(r, int(max_rank))
+def _trunc_impl(xp, s, *, max_rank, cutoff, relative_cutoff, size, eps=None):
+    r = truncation_rank(xp, s, max_rank, cutoff, relative_cutoff)
+    if eps is not None:
+        check_truncation_ties(xp.to_numpy(s), r, eps)
     return xp.arange(r, dtype=int64)
 
 
@@ -825,6 +952,8 @@ def _trunc_jvp(b, primals, tangents, **params):
 
 
 __all__ = [
+    "SingularMatrixError",
+    "adjugate_p",
     "cut_inverse_p",
     "degeneracy_check_p",
     "degeneracy_guard_p",
