@@ -7,10 +7,16 @@ mode, forward mode, Hessian-vector products, in eager and traced mode.
 
 What makes these derivatives usable for tensor networks (details in ``design/linalg.md``):
 
-* **Degenerate spectra.** ``svd`` and ``eigh`` broaden ``1/(s_j^2 - s_i^2)`` and ``1/s`` with a
-  Lorentzian of relative width ``eps`` (default 1e-10 in double precision, 1e-4 in single):
-  gradients of gauge-invariant losses on exactly degenerate spectra (repeated singular values,
-  blocks of exact zeros) are finite and agree with finite differences.
+* **Degenerate spectra.** In ``svd`` and ``eigh`` derivatives, ``1/(s_j - s_i)``,
+  ``1/(s_i + s_j)`` and ``1/s`` are exact except on *ties*, values closer than ``eps`` times
+  the largest (default 1e-10 in double precision, 1e-4 in single), where they are cut to 0.
+  Gradients of gauge-invariant losses (symmetric functions of whole multiplets, projectors
+  onto them, ``U_k Vh_k``) are then exact on exactly degenerate spectra; near (resolved)
+  degeneracies every loss is exact. A loss that depends on the basis inside a degenerate
+  subspace, or on individual values of a multiplet, has no derivative there that the factors
+  can express: the backward pass says so with a ``DegeneracyWarning``
+  (``TENFERRO_DEGENERACY=raise|warn|ignore``). Functions of Hermitian matrices (``funm``,
+  ``expm(hermitian=True)``, ``sqrtm``, ``logm``, ``powm``) are exact at every degeneracy.
 * **Truncation is slicing.** ``svd(a, max_rank=..., cutoff=..., relative_cutoff=...)`` computes
   the thin SVD and slices it, so the gradient contains the coupling between kept and discarded
   singular vectors (the textbook truncated-only adjoint misses it and is wrong whenever the
@@ -38,6 +44,7 @@ import numpy as np
 
 from chainrules import primitives as P
 from chainrules.primitives.degeneracy import check_truncation_ties
+from chainrules.primitives.linalg import SingularMatrixError
 from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 
 from .core.dispatch import bind
@@ -69,6 +76,7 @@ __all__ = [
     "LQResult",
     "QRResult",
     "SVDResult",
+    "SingularMatrixError",
     "SlogdetResult",
     "cholesky",
     "default_eps",
@@ -76,14 +84,19 @@ __all__ = [
     "eigh",
     "eigvalsh",
     "expm",
+    "funm",
     "inv",
+    "logm",
     "lq",
+    "matrix_power",
     "matrix_rank",
     "norm",
     "pinv",
+    "powm",
     "qr",
     "slogdet",
     "solve",
+    "sqrtm",
     "svd",
     "svdvals",
     "truncation_rank",
@@ -140,15 +153,14 @@ def _matrix(op: str, a, *, square: bool = False) -> Tensor:
 
 
 def default_eps(dtype) -> float:
-    """Default relative Lorentzian width for ``svd``/``eigh`` derivatives: 1e-10 in double
-    precision, 1e-4 in single.
+    """Default tie tolerance of ``svd``/``eigh`` derivatives, relative to the largest value:
+    1e-10 in double precision, 1e-4 in single.
 
-    Exactly degenerate values come out of LAPACK split by a few ulps: the split
-    ``d = (s_j^2 - s_i^2) / s_max^2`` is ~1e-16..1e-13 (growing with the matrix size). The
-    broadened ``d/(d^2 + eps^2)`` is then ~d/eps^2, and it multiplies a cotangent that is only
-    zero up to rounding (~1e-16) for a gauge-invariant loss: eps = 1e-12 leaves ~1e-7 relative
-    noise in such gradients (measured; worse for large matrices), eps = 1e-10 leaves ~1e-12.
-    The price is a relative bias (eps/d)^2 on genuinely split pairs: 1e-8 at d = 1e-6.
+    Values closer than ``eps * max`` are treated as exactly degenerate. LAPACK splits exact
+    degeneracies by rounding (1e-16..1e-13 relative, growing with the matrix size); resolved
+    splits get the exact ``1/d``, whose rounding noise in a gauge-invariant gradient is
+    ~1e-16/d, at most ~1e-6 just above the tolerance. Splits below it are ties: exact for
+    gauge-invariant losses, reported (``DegeneracyWarning``) for the others.
     """
     return 1e-4 if np.dtype(dtype) in (np.dtype("float32"), np.dtype("complex64")) else 1e-10
 
@@ -245,9 +257,12 @@ def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: flo
     ``full_matrices=True`` returns square U and Vh (their extra columns/rows span the
     orthogonal complements; their derivative keeps them orthogonal and rotates nothing within
     the complement). Truncation (thin SVD only): keep at most ``max_rank`` values and drop those
-    below ``cutoff`` or below ``relative_cutoff * S[0]`` (see ``truncation_rank``). ``eps`` is
-    the relative Lorentzian width of the derivative (``default_eps``). Gauge: the
-    largest-magnitude entry of each column of ``V = Vh^H`` is real and positive.
+    below ``cutoff`` or below ``relative_cutoff * S[0]`` (see ``truncation_rank``). A
+    truncation that keeps part of a degenerate multiplet keeps exactly the requested number
+    of values (LAPACK's arbitrary part of the multiplet) and is reported
+    (``DegeneracyWarning``). ``eps`` is the relative tie tolerance of the derivative
+    (``default_eps``). Gauge: the largest-magnitude entry of each column of ``V = Vh^H`` is
+    real and positive.
     Returns ``SVDResult(U, S, Vh)`` (or ``S`` with ``compute_uv=False``).
     """
     a = _matrix("svd", a)
@@ -322,7 +337,14 @@ def eigh(a, eps: float | None = None) -> EighResult:
     """Eigen-decomposition of the Hermitian part of ``a`` (ascending eigenvalues).
 
     Gauge: the largest-magnitude entry of each eigenvector is real and positive. ``eps``: the
-    relative Lorentzian width of the derivative (``default_eps``)."""
+    relative tie tolerance of the derivative (``default_eps``).
+
+    To apply a function to a Hermitian matrix, call ``funm`` (or ``expm(a, hermitian=True)``,
+    ``sqrtm``, ``logm``, ``powm``) instead of composing ``eigh`` with an elementwise function:
+    ``V diag(f(w)) V^H`` is smooth, but at a degenerate spectrum its derivative needs the
+    divided differences of ``f`` that only ``funm`` computes; through ``eigh`` it is reported
+    as undetermined (``DegeneracyWarning``). Gradients of losses that use whole eigenspaces
+    (projectors, symmetric functions of a multiplet's eigenvalues) are exact at degeneracies."""
     a = _matrix("eigh", a, square=True)
     w, v = bind(P.eigh_p, a, eps=_eps(eps, a.dtype))
     return EighResult(w, v)
@@ -371,19 +393,23 @@ def solve(a, b) -> Tensor:
 
 
 def inv(a) -> Tensor:
-    """Matrix inverse."""
+    """Matrix inverse. A singular matrix raises ``SingularMatrixError`` (use ``pinv``)."""
     a = _matrix("inv", a, square=True)
     return bind(P.inv_p, a)
 
 
 def det(a) -> Tensor:
-    """Determinant (its derivative needs an invertible matrix)."""
+    """Determinant. Its derivative is the adjugate (``tr(adj(A) dA)``), exact and finite at
+    every rank: at rank n - 1 it is the rank-one adjugate, at rank <= n - 2 it is 0. Second
+    derivatives need an invertible matrix (``SingularMatrixError`` otherwise)."""
     a = _matrix("det", a, square=True)
     return bind(P.det_p, a)
 
 
 def slogdet(a) -> SlogdetResult:
-    """``(sign, log|det|)``; ``sign`` is a unit-modulus complex number for complex input."""
+    """``(sign, log|det|)``; ``sign`` is a unit-modulus complex number for complex input.
+    At a singular matrix the values are ``(0, -inf)``; the derivative there is infinite and
+    raises ``SingularMatrixError`` (``det`` itself is differentiable everywhere)."""
     a = _matrix("slogdet", a, square=True)
     sign, logabs = bind(P.slogdet_p, a)
     return SlogdetResult(sign, logabs)
@@ -413,11 +439,115 @@ def pinv(a, rtol: float | None = None, hermitian: bool = False) -> Tensor:
     return matmul(_mH(vh) * expand_dims(astype(sinv, a.dtype), -2), _mH(u))
 
 
-def expm(a) -> Tensor:
-    """Matrix exponential (scaling and squaring with Pade approximants). Its derivative is the
-    Frechet derivative ``expm_frechet``, itself differentiable to any order."""
+def expm(a, hermitian: bool = False) -> Tensor:
+    """Matrix exponential.
+
+    General matrices: scaling and squaring with Pade approximants; the derivative is the
+    Frechet derivative ``expm_frechet``, itself differentiable to any order.
+    ``hermitian=True``: exp of the Hermitian part of ``a`` through its eigendecomposition
+    (``funm(a, "exp")``), faster, and exact to every order at any degeneracy."""
+    if hermitian:
+        return funm(a, "exp")
     a = _matrix("expm", a, square=True)
     return bind(P.expm_p, a)
+
+
+# ------------------------------------------------------- functions of Hermitian matrices
+_NAMED = ("exp", "log", "sqrt", "sin", "cos")
+
+
+def _function_name(f):
+    """A named scalar function from ``f``: a name, ``("pow", p)``, or the tenferro / NumPy
+    elementwise function of that name. None for any other callable."""
+    from . import ops
+
+    if isinstance(f, str):
+        return f, None
+    if isinstance(f, tuple) and len(f) == 2 and f[0] == "pow":
+        return "pow", float(f[1])
+    for name in _NAMED:
+        if f is getattr(ops, name) or f is getattr(np, name):
+            return name, None
+    return None
+
+
+def funm(a, f) -> Tensor:
+    """``f(a)`` for a Hermitian matrix ``a`` (its Hermitian part ``(a + a^H)/2`` is used, as in
+    ``eigh``): ``V diag(f(w)) V^H``.
+
+    ``f`` is a name, ``"exp"``, ``"log"``, ``"sqrt"``, ``"sin"``, ``"cos"``, or ``("pow", p)``
+    (the tenferro or NumPy function of that name works too). Then the derivative is the
+    Daleckii-Krein formula ``V [G o (V^H dA V)] V^H``, ``G_ij = (f(w_i) - f(w_j))/(w_i - w_j)``
+    computed without cancellation (``f'(w_i)`` on ties), and higher derivatives use higher
+    divided differences: exact at every degeneracy, to every order, and the graph stays
+    savable (the name is a parameter). This is how to apply a function to a Hermitian matrix:
+    composing ``eigh`` with an elementwise function has no derivative at degenerate spectra.
+
+    Any other callable ``f`` (acting elementwise on the eigenvalues, written with tenferro
+    operations) is applied through ``eigh``: exact away from degeneracies; at a degenerate
+    spectrum its gradient is reported as not determined (``DegeneracyWarning``).
+    """
+    a = _matrix("funm", a, square=True)
+    named = _function_name(f)
+    if named is not None:
+        return bind(P.funm_p, a, fn=named[0], power=named[1])
+    if not callable(f):
+        raise ShapeError(
+            f"funm: f must be a function name ({', '.join(_NAMED)}), ('pow', p), or a callable; "
+            f"got {f!r}."
+        )
+    w, v = eigh(a)
+    fw = tensor_of(f(w))
+    if fw.shape != w.shape:
+        raise ShapeError(
+            f"funm: f must act elementwise on the eigenvalues (shape {w.shape}); it returned "
+            f"shape {fw.shape}."
+        )
+    return matmul(v * expand_dims(astype(fw, v.dtype), -2), _mH(v))
+
+
+def sqrtm(a) -> Tensor:
+    """Square root of a Hermitian positive semi-definite matrix (its Hermitian part), exact to
+    every order at degeneracies (``funm(a, "sqrt")``). The derivative is infinite where an
+    eigenvalue is zero. Negative eigenvalues give NaN."""
+    return funm(a, "sqrt")
+
+
+def logm(a) -> Tensor:
+    """Logarithm of a Hermitian positive-definite matrix (its Hermitian part), exact to every
+    order at degeneracies (``funm(a, "log")``). Non-positive eigenvalues give -inf / NaN."""
+    return funm(a, "log")
+
+
+def powm(a, p: float) -> Tensor:
+    """``a**p`` for a Hermitian positive semi-definite ``a`` and any real ``p`` (its Hermitian
+    part; ``funm(a, ("pow", p))``), exact to every order at degeneracies. For integer powers
+    of general matrices use ``matrix_power``."""
+    return funm(a, ("pow", float(p)))
+
+
+def matrix_power(a, n: int) -> Tensor:
+    """``a`` to the integer power ``n`` for any square matrix (NumPy's ``matrix_power``):
+    repeated squaring with matrix products; ``n = 0`` gives the identity, ``n < 0`` powers
+    of ``inv(a)``. Derivatives are those of the products (exact everywhere)."""
+    a = _matrix("matrix_power", a, square=True)
+    if isinstance(n, bool) or int(n) != n:
+        raise ShapeError(f"matrix_power: the exponent must be an integer, got {n!r}.")
+    n = int(n)
+    if n < 0:
+        a, n = inv(a), -n
+    if n == 0:
+        from .ops import broadcast_to, eye
+
+        return broadcast_to(eye(a.shape[-1], dtype=a.dtype, device=a.device), a.shape)
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
 
 
 # ------------------------------------------------------------------------- norms

@@ -44,6 +44,7 @@ from .degeneracy import (
     guard,
 )
 from .elementwise import _nonlinear
+from .spectral import funm_p
 
 # ============================================================================ errors
 class SingularMatrixError(TenferroError, np.linalg.LinAlgError):
@@ -965,6 +966,7 @@ __all__ = [
     "eigvalsh_p",
     "expm_frechet_p",
     "expm_p",
+    "funm_p",
     "inv_p",
     "qr_p",
     "slogdet_p",
