@@ -138,44 +138,59 @@ def _cut_inverse_jvp(b, primals, tangents):
 PARTS = ("values", "rotation", "zero_rotation")
 
 
-def _guard_aval(x, s, *, op, part, eps):
+def _guard_aval(*ops, op, parts, eps):
     if op not in ADVICE:
         raise ShapeError(f"degeneracy check: op must be 'svd' or 'eigh', got {op!r}.")
-    if part not in PARTS:
-        raise ShapeError(f"degeneracy check: part must be one of {PARTS}, got {part!r}.")
-    require_real("degeneracy check (spectrum)", s)
-    return x
+    parts = tuple(parts)
+    if not parts or len(set(parts)) != len(parts) or any(p not in PARTS for p in parts):
+        raise ShapeError(f"degeneracy check: parts must be distinct names from {PARTS}, got "
+                         f"{parts!r}.")
+    if len(ops) != len(parts) + 1:
+        raise ShapeError(f"degeneracy check: expected {len(parts)} quantities and the "
+                         f"spectrum, got {len(ops)} operands.")
+    require_real("degeneracy check (spectrum)", ops[-1])
+    return tuple(ops[:-1])
 
 
 degeneracy_guard_p = Primitive(
-    "degeneracy_guard",
-    convention="identity in x (s only says where the ties are); its transpose is "
-    "degeneracy_check, which inspects the cotangent",
+    "degeneracy_guard", multiple_results=True,
+    convention="identity in the quantities (the last operand, the spectrum s, only says where "
+    "the ties are); its transpose is degeneracy_check, which inspects the cotangents",
 )
 degeneracy_check_p = Primitive(
-    "degeneracy_check",
-    convention="identity in x; the impl reports (DegeneracyWarning) when x, a cotangent of the "
-    "values or of the rotation of a spectrum s, is gauge-dependent inside a tie block of s",
+    "degeneracy_check", multiple_results=True,
+    convention="identity in the quantities; the impl reports (DegeneracyWarning) when these "
+    "cotangents of the values / rotations of the spectrum s are gauge-dependent inside a tie",
 )
 for _p in (degeneracy_guard_p, degeneracy_check_p):
     _p.def_abstract_eval(_guard_aval)
-degeneracy_guard_p.def_impl(lambda xp, x, s, **params: x)
+degeneracy_guard_p.def_impl(lambda xp, *ops, **params: tuple(ops[:-1]))
+
+
+def _bind_present(b, prim, xs, s, parts, op, eps):
+    """``prim`` on the non-zero members of ``xs`` (named by ``parts``); zeros pass through."""
+    keep = [i for i, x in enumerate(xs) if type(x) is not Zero]
+    out = list(xs)
+    if keep:
+        res = b.bind(prim, *[xs[i] for i in keep], s, op=op,
+                     parts=tuple(parts[i] for i in keep), eps=eps)
+        for i, r in zip(keep, res):
+            out[i] = r
+    return out
 
 
 def _linear_identity(prim, other):
-    def jvp(b, primals, tangents, **params):
-        (x, s), (tx, _) = primals, tangents
-        out = b.bind(prim, x, s, **params)
-        if type(tx) is Zero:
-            return out, Zero(ShapedArray(out.shape, out.dtype))
-        return out, b.bind(prim, tx, s, **params)
+    def jvp(b, primals, tangents, *, op, parts, eps):
+        xs, s = primals[:-1], primals[-1]
+        out = b.bind(prim, *xs, s, op=op, parts=parts, eps=eps)
+        return out, tuple(_bind_present(b, prim, tangents[:-1], s, parts, op, eps))
 
-    def transpose(b, ct, x, s, **params):
-        if is_undefined(s):
+    def transpose(b, cts, *args, op, parts, eps):
+        if is_undefined(args[-1]) or not all(is_undefined(x) for x in args[:-1]):
             raise TenferroError(f"{prim.name}: the spectrum must not depend on the input.")
-        if type(ct) is Zero:
-            return Zero(x.aval), None
-        return b.bind(other, ct, s, **params), None
+        res = _bind_present(b, other, list(cts), args[-1], parts, op, eps)
+        res = [Zero(x.aval) if type(r) is Zero else r for x, r in zip(args[:-1], res)]
+        return (*res, None)
 
     prim.def_jvp(jvp)
     prim.def_transpose(transpose)
@@ -185,11 +200,13 @@ _linear_identity(degeneracy_guard_p, degeneracy_check_p)
 _linear_identity(degeneracy_check_p, degeneracy_guard_p)
 
 
-def guard(b, x, s, *, op: str, part: str, eps: float):
-    """Wrap the linear quantity ``x`` of a JVP rule (see the module docstring)."""
-    if type(x) is Zero:
-        return x
-    return b.bind(degeneracy_guard_p, x, s, op=op, part=part, eps=float(eps))
+def guard(b, s, *, op: str, eps: float, **quantities):
+    """Wrap the linear quantities of a JVP rule, by part name (see the module docstring);
+    returns them in the order given."""
+    names = tuple(quantities)
+    out = _bind_present(b, degeneracy_guard_p, [quantities[n] for n in names], s, names, op,
+                        float(eps))
+    return out if len(out) > 1 else out[0]
 
 
 def _tolerance(eps: float, dtype) -> float:
@@ -199,48 +216,70 @@ def _tolerance(eps: float, dtype) -> float:
 
 
 @degeneracy_check_p.def_impl
-def _check_impl(xp, x, s, *, op, part, eps):
+def _check_impl(xp, *ops, op, parts, eps):
+    xs, s = ops[:-1], ops[-1]
     k = s.shape[-1]
     if k == 0 or degeneracy_mode() == "ignore":
-        return x
+        return tuple(xs)
     width = eps * xp.max(xp.abs(s), axis=-1, keepdims=True)
-    if part == "zero_rotation":
-        flagged = xp.any(xp.abs(s) <= width)
-    else:
-        flagged = k > 1 and xp.any(xp.abs(s[..., 1:] - s[..., :-1]) <= width)
+    flagged = k > 1 and xp.any(xp.abs(s[..., 1:] - s[..., :-1]) <= width)
+    if "zero_rotation" in parts:
+        flagged = flagged or xp.any(xp.abs(s) <= width)
     if not bool(flagged):
-        return x  # the common case: nothing is degenerate
-    _inspect(xp.to_numpy(x), xp.to_numpy(s), op=op, part=part, eps=eps)
-    return x
+        return tuple(xs)  # the common case: nothing is degenerate
+    _inspect({p: xp.to_numpy(x) for p, x in zip(parts, xs)}, xp.to_numpy(s), op=op, eps=eps)
+    return tuple(xs)
 
 
-def _inspect(x, s, *, op, part, eps):
+def _inspect(cts: dict, s, *, op, eps):
     batch = s.shape[:-1]
     k = s.shape[-1]
     s2 = s.reshape(-1, k)
-    x2 = x.reshape((-1,) + x.shape[len(batch):])
-    tol = _tolerance(eps, x.dtype)
+    flat = {p: x.reshape((-1,) + x.shape[len(batch):]) for p, x in cts.items()}
+    tol = _tolerance(eps, next(iter(cts.values())).dtype)
     for n in range(s2.shape[0]):
-        vals, ct = s2[n], x2[n]
-        width = eps * float(np.max(np.abs(vals)))
+        vals = s2[n]
+        s_max = float(np.max(np.abs(vals)))
+        width = eps * s_max
         where = n if batch else None
-        scale = float(np.max(np.abs(ct))) if ct.size else 0.0
-        if scale == 0.0:
-            continue
-        if part == "values":
-            for blk in tie_blocks(vals, width):
-                c = np.real(ct[blk[0]:blk[1]])
-                if np.max(c) - np.min(c) > tol * scale:
-                    _report_values(op, vals, blk, where)
-        elif part == "rotation":
-            for blk in tie_blocks(vals, width):
-                if _antihermitian_excess(ct, blk, tol * scale, diagonal=False):
+        blocks = tie_blocks(vals, width)
+        rot = flat.get("rotation")
+        if rot is not None and np.any(rot[n]):
+            limit = tol * float(np.max(np.abs(rot[n])))
+            for blk in blocks:
+                if _antihermitian_excess(rot[n], blk, limit, diagonal=False):
                     _report_rotation(op, vals, blk, where)
-        else:
-            zeros = np.flatnonzero(np.abs(vals) <= width)
-            if zeros.size and _antihermitian_excess(
-                    ct, (zeros[0], zeros[-1] + 1), tol * scale, diagonal=True):
-                _report_zero(vals, (int(zeros[0]), int(zeros[-1]) + 1), where)
+        rel = flat.get("zero_rotation")
+        zeros = np.flatnonzero(np.abs(vals) <= width)
+        if rel is not None and zeros.size and np.any(rel[n]):
+            blk = (int(zeros[0]), int(zeros[-1]) + 1)
+            if _antihermitian_excess(rel[n], blk, tol * float(np.max(np.abs(rel[n]))),
+                                     diagonal=True):
+                _report_zero(vals, blk, where)
+        c = flat.get("values")
+        if c is not None and np.any(c[n]):
+            c = np.real(c[n])
+            # reference: the size of the gradient the cotangents make (rotation cotangents
+            # enter it divided by gaps <= 2 s_max), so rounding noise in c is not a finding
+            ref = float(np.max(np.abs(c)))
+            for other in ("rotation", "zero_rotation"):
+                if other in flat and s_max > 0:
+                    ref = max(ref, float(np.max(np.abs(flat[other][n]))) / (2 * s_max))
+            floor = tol * s_max
+            for blk in blocks:
+                if float(np.max(np.abs(vals[blk[0]:blk[1]]))) <= floor:
+                    continue  # the noise tail of a numerically rank-deficient matrix: below
+                cb = c[blk[0]:blk[1]]
+                if np.max(cb) - np.min(cb) > tol * ref:
+                    _report_values(op, vals, blk, where)
+
+
+# Why multiplets below ``tol * max`` are not checked for value dependence: their values are
+# rounding noise of a numerically rank-deficient matrix (the tails of TRG/HOTRG tensors, blocks
+# of exact zeros), second-order passes route small cotangents through them (the kept/discarded
+# coupling 1/(s_k - s_i) depends on each discarded s_i), and checking them would flag every
+# such Hessian although its effect is at rounding level (the TRG specific heat agrees with
+# finite differences to 1e-12). Rotations inside them are still checked.
 
 
 def _antihermitian_excess(ct, blk, limit, *, diagonal) -> bool:
@@ -252,12 +291,17 @@ def _antihermitian_excess(ct, blk, limit, *, diagonal) -> bool:
     return bool(np.max(np.abs(skew), initial=0.0) > limit)
 
 
+_SYMMETRIC = ("Derivatives along directions that keep the multiplet degenerate (e.g. in a "
+              "parameter of a model whose symmetry causes it) are still exact.")
+
+
 def _report_values(op, vals, blk, where):
     what = "singular values" if op == "svd" else "eigenvalues"
     report(
         f"{op}: the loss depends on individual {what} of {describe_block(op, vals, blk, where)}"
         f"; how a multiplet splits is not determined by the matrix, so the gradient returned "
-        f"(which ignores the mixing inside the multiplet) is not its derivative. {ADVICE[op]}"
+        f"(which ignores the mixing inside the multiplet) is not its derivative. {_SYMMETRIC} "
+        f"{ADVICE[op]}"
     )
 
 
@@ -266,8 +310,8 @@ def _report_rotation(op, vals, blk, where):
     report(
         f"{op}: the loss depends on the choice of {vecs} inside the degenerate subspace of "
         f"{describe_block(op, vals, blk, where)}; any rotation of that basis is an equally "
-        f"valid decomposition, so the loss has no derivative there and the gradient returned "
-        f"leaves that rotation out. {ADVICE[op]}"
+        f"valid decomposition, so the gradient returned leaves that rotation out. {_SYMMETRIC} "
+        f"{ADVICE[op]}"
     )
 
 
@@ -288,7 +332,8 @@ def check_truncation_ties(s, rank: int, eps: float) -> None:
 
     Convention: exactly ``rank`` values are kept even then (the rank is never moved
     silently); which vectors of the multiplet survive is LAPACK's arbitrary choice, so the
-    truncated factors, and every derivative through them, depend on the gauge.
+    truncated factors, and every derivative through them, depend on the gauge. Blocks of
+    zero singular values are exempt: U_k S_k Vh_k does not depend on which of them are kept.
     """
     k = s.shape[-1]
     if rank <= 0 or rank >= k or degeneracy_mode() == "ignore":
@@ -301,7 +346,9 @@ def check_truncation_ties(s, rank: int, eps: float) -> None:
     for n, vals in enumerate(s2):
         w = eps * float(np.max(np.abs(vals)))
         for blk in tie_blocks(vals, w):
-            if blk[0] < rank < blk[1]:
+            # a cut through zero singular values is harmless (their columns of U S Vh vanish
+            # whichever vectors are kept); the backward check still sees losses using them
+            if blk[0] < rank < blk[1] and float(vals[blk[0]]) > w:
                 where = n if s2.shape[0] > 1 else None
                 report(
                     f"svd: truncating to {rank} singular values cuts through "

@@ -299,7 +299,6 @@ def _svd_tangents_tall(b, u, s, v, da, *, eps, u_perp=None):
     kk = s.shape[:-1] + (k, k)
     x = b.matmul(da, v)
     dp = _adjmul(b, u, x)
-    ds = guard(b, b.real(b.diagonal(dp)), s, op="svd", part="values", eps=eps)
     width = b.mul(_scale(b, s), eps)
     w = _per_matrix(b, width, kk)
     s_c, s_r = _cols(b, s, kk), _rows(b, s, kk)
@@ -307,8 +306,9 @@ def _svd_tangents_tall(b, u, s, v, da, *, eps, u_perp=None):
     d_half = _c(b, b.mul(_cut(b, b.add(s_c, s_r), w), 0.5), dt)
     sinv = _cut(b, s, _per_matrix(b, width, s.shape))
     dph = b.mH(dp)
-    ea = guard(b, b.mul(e_half, b.add(dp, dph)), s, op="svd", part="rotation", eps=eps)
-    db = guard(b, b.mul(d_half, b.sub(dp, dph)), s, op="svd", part="zero_rotation", eps=eps)
+    ds, ea, db = guard(b, s, op="svd", eps=eps, values=b.real(b.diagonal(dp)),
+                       rotation=b.mul(e_half, b.add(dp, dph)),
+                       zero_rotation=b.mul(d_half, b.sub(dp, dph)))
     om_u, om_v = b.add(ea, db), b.sub(ea, db)
     if m > k:
         sinv_kk = _c(b, _cols(b, sinv, kk), dt)
@@ -383,7 +383,7 @@ def _svdvals_jvp(b, primals, tangents, *, eps):
     u, _, vh = b.bind(svd_p, a, full_matrices=False, eps=eps)
     w = _adjmul(b, u, da)  # U^H dA (..., k, n); dS_j = Re sum_q w_jq conj(Vh_jq)
     ds = b.real(b.reduce_sum(b.mul(w, b.conj(vh)), (a.ndim - 1,)))
-    return s, guard(b, ds, s, op="svd", part="values", eps=eps)
+    return s, guard(b, s, op="svd", eps=eps, values=ds)
 
 
 # ============================================================================== eigh
@@ -426,12 +426,12 @@ def _eigh_jvp(b, primals, tangents, *, eps):
     dt = a.dtype
     p = _adjmul(b, v, b.matmul(da, v))
     ph = b.mul(b.add(p, b.mH(p)), 0.5)
-    dw = guard(b, b.real(b.diagonal(ph)), w, op="eigh", part="values", eps=eps)
     kk = v.shape
     delta = b.sub(_cols(b, w, kk), _rows(b, w, kk))
     width = _per_matrix(b, b.mul(_scale(b, w), eps), kk)
     f = _c(b, _cut(b, delta, width), dt)
-    om = guard(b, b.mul(f, ph), w, op="eigh", part="rotation", eps=eps)
+    dw, om = guard(b, w, op="eigh", eps=eps, values=b.real(b.diagonal(ph)),
+                   rotation=b.mul(f, ph))
     dv = b.matmul(v, om)
     if is_complex(dt):
         iphi = _i_times(b, _gauge_phase(b, v, dv), dt)
@@ -465,7 +465,7 @@ def _eigvalsh_jvp(b, primals, tangents, *, eps):
     _, v = b.bind(eigh_p, a, eps=eps)
     x = b.matmul(da, v)  # dw_j = Re sum_i conj(v_ij) (dA v)_ij
     dw = b.real(b.reduce_sum(b.mul(b.conj(v), x), (a.ndim - 2,)))
-    return w, guard(b, dw, w, op="eigh", part="values", eps=eps)
+    return w, guard(b, w, op="eigh", eps=eps, values=dw)
 
 
 # ================================================================================ QR
