@@ -265,7 +265,7 @@ def _inspect(cts: dict, s, *, op, eps):
             for other in ("rotation", "zero_rotation"):
                 if other in flat and s_max > 0:
                     ref = max(ref, float(np.max(np.abs(flat[other][n]))) / (2 * s_max))
-            floor = tol * s_max
+            floor = tol * s_max if op == "svd" else -1.0
             for blk in blocks:
                 if float(np.max(np.abs(vals[blk[0]:blk[1]]))) <= floor:
                     continue  # the noise tail of a numerically rank-deficient matrix: below
@@ -274,8 +274,9 @@ def _inspect(cts: dict, s, *, op, eps):
                     _report_values(op, vals, blk, where)
 
 
-# Why multiplets below ``tol * max`` are not checked for value dependence: their values are
-# rounding noise of a numerically rank-deficient matrix (the tails of TRG/HOTRG tensors, blocks
+# Why singular values below ``tol * max`` are not checked for value dependence (eigenvalues
+# near zero are ordinary eigenvalues and are checked): they are rounding noise of a
+# numerically rank-deficient matrix (the tails of TRG/HOTRG tensors, blocks
 # of exact zeros), second-order passes route small cotangents through them (the kept/discarded
 # coupling 1/(s_k - s_i) depends on each discarded s_i), and checking them would flag every
 # such Hessian although its effect is at rounding level (the TRG specific heat agrees with
@@ -333,7 +334,8 @@ def check_truncation_ties(s, rank: int, eps: float) -> None:
     Convention: exactly ``rank`` values are kept even then (the rank is never moved
     silently); which vectors of the multiplet survive is LAPACK's arbitrary choice, so the
     truncated factors, and every derivative through them, depend on the gauge. Blocks of
-    zero singular values are exempt: U_k S_k Vh_k does not depend on which of them are kept.
+    (numerically) zero singular values, below ``sqrt(eps) * max``, are exempt: U_k S_k Vh_k
+    does not depend on which of them are kept.
     """
     k = s.shape[-1]
     if rank <= 0 or rank >= k or degeneracy_mode() == "ignore":
@@ -344,11 +346,14 @@ def check_truncation_ties(s, rank: int, eps: float) -> None:
         return
     s2 = s.reshape(-1, k)
     for n, vals in enumerate(s2):
-        w = eps * float(np.max(np.abs(vals)))
+        s_max = float(np.max(np.abs(vals)))
+        w = eps * s_max
+        negligible = _tolerance(eps, s.dtype) * s_max
         for blk in tie_blocks(vals, w):
-            # a cut through zero singular values is harmless (their columns of U S Vh vanish
-            # whichever vectors are kept); the backward check still sees losses using them
-            if blk[0] < rank < blk[1] and float(vals[blk[0]]) > w:
+            # a cut through (numerically) zero singular values is harmless: their part of
+            # U S Vh is negligible whichever vectors are kept; the backward check still sees
+            # losses that use those vectors
+            if blk[0] < rank < blk[1] and float(vals[blk[0]]) > negligible:
                 where = n if s2.shape[0] > 1 else None
                 report(
                     f"svd: truncating to {rank} singular values cuts through "
