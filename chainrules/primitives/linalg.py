@@ -46,6 +46,7 @@ from .degeneracy import (
 from .elementwise import _nonlinear
 from .spectral import funm_p
 
+
 # ============================================================================ errors
 class SingularMatrixError(TenferroError, np.linalg.LinAlgError):
     """A matrix that must be invertible (``inv``, ``solve``, the derivative of ``slogdet``) or
