@@ -237,6 +237,7 @@ def _inspect(cts: dict, s, *, op, eps):
     s2 = s.reshape(-1, k)
     flat = {p: x.reshape((-1,) + x.shape[len(batch):]) for p, x in cts.items()}
     tol = _tolerance(eps, next(iter(cts.values())).dtype)
+    found: dict = {"values": [], "rotation": [], "zero_rotation": []}
     for n in range(s2.shape[0]):
         vals = s2[n]
         s_max = float(np.max(np.abs(vals)))
@@ -246,16 +247,18 @@ def _inspect(cts: dict, s, *, op, eps):
         rot = flat.get("rotation")
         if rot is not None and np.any(rot[n]):
             limit = tol * float(np.max(np.abs(rot[n])))
-            for blk in blocks:
-                if _antihermitian_excess(rot[n], blk, limit, diagonal=False):
-                    _report_rotation(op, vals, blk, where)
+            found["rotation"] += [describe_block(op, vals, blk, where) for blk in blocks
+                                  if _antihermitian_excess(rot[n], blk, limit, diagonal=False)]
         rel = flat.get("zero_rotation")
         zeros = np.flatnonzero(np.abs(vals) <= width)
         if rel is not None and zeros.size and np.any(rel[n]):
             blk = (int(zeros[0]), int(zeros[-1]) + 1)
             if _antihermitian_excess(rel[n], blk, tol * float(np.max(np.abs(rel[n]))),
                                      diagonal=True):
-                _report_zero(vals, blk, where)
+                found["zero_rotation"].append(
+                    f"{blk[1] - blk[0]} zero singular value(s) ("
+                    f"{'' if where is None else f'matrix {where} of the batch, '}"
+                    f"S[{blk[0]}:{blk[1]}])")
         c = flat.get("values")
         if c is not None and np.any(c[n]):
             c = np.real(c[n])
@@ -271,7 +274,16 @@ def _inspect(cts: dict, s, *, op, eps):
                     continue  # the noise tail of a numerically rank-deficient matrix: below
                 cb = c[blk[0]:blk[1]]
                 if np.max(cb) - np.min(cb) > tol * ref:
-                    _report_values(op, vals, blk, where)
+                    found["values"].append(describe_block(op, vals, blk, where))
+    for kind, blocks in found.items():
+        if blocks:
+            _REPORTS[kind](op, _listing(blocks))
+
+
+def _listing(blocks: list) -> str:
+    """At most three blocks by name, then a count (one report per check, not per block)."""
+    head = ", ".join(blocks[:3])
+    return head if len(blocks) <= 3 else f"{head} and {len(blocks) - 3} more multiplets"
 
 
 # Why singular values below ``tol * max`` are not checked for value dependence (eigenvalues
@@ -296,34 +308,34 @@ _SYMMETRIC = ("Derivatives along directions that keep the multiplet degenerate (
               "parameter of a model whose symmetry causes it) are still exact.")
 
 
-def _report_values(op, vals, blk, where):
+def _report_values(op, blocks):
     what = "singular values" if op == "svd" else "eigenvalues"
     report(
-        f"{op}: the loss depends on individual {what} of {describe_block(op, vals, blk, where)}"
-        f"; how a multiplet splits is not determined by the matrix, so the gradient returned "
-        f"(which ignores the mixing inside the multiplet) is not its derivative. {_SYMMETRIC} "
-        f"{ADVICE[op]}"
+        f"{op}: the loss depends on individual {what} of {blocks}; how a multiplet splits is "
+        f"not determined by the matrix, so the gradient returned (which ignores the mixing "
+        f"inside the multiplet) is not its derivative. {_SYMMETRIC} {ADVICE[op]}"
     )
 
 
-def _report_rotation(op, vals, blk, where):
+def _report_rotation(op, blocks):
     vecs = "singular vectors" if op == "svd" else "eigenvectors"
     report(
         f"{op}: the loss depends on the choice of {vecs} inside the degenerate subspace of "
-        f"{describe_block(op, vals, blk, where)}; any rotation of that basis is an equally "
-        f"valid decomposition, so the gradient returned leaves that rotation out. {_SYMMETRIC} "
-        f"{ADVICE[op]}"
+        f"{blocks}; any rotation of that basis is an equally valid decomposition, so the "
+        f"gradient returned leaves that rotation out. {_SYMMETRIC} {ADVICE[op]}"
     )
 
 
-def _report_zero(vals, blk, where):
-    i, j = blk
-    batch = f"matrix {where} of the batch, " if where is not None else ""
+def _report_zero(op, blocks):
     report(
-        f"svd: the loss depends on how the singular vectors of the {j - i} zero singular "
-        f"value(s) ({batch}S[{i}:{j}]) are paired (their relative rotation or phase), which "
-        f"the matrix does not determine; the gradient returned leaves it out. {ADVICE['svd']}"
+        f"svd: the loss depends on how the singular vectors of {blocks} are paired (their "
+        f"relative rotation or phase), which the matrix does not determine; the gradient "
+        f"returned leaves it out. {ADVICE['svd']}"
     )
+
+
+_REPORTS = {"values": _report_values, "rotation": _report_rotation,
+            "zero_rotation": _report_zero}
 
 
 # ======================================================= truncation through a multiplet
