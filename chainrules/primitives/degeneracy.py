@@ -76,18 +76,9 @@ def report(message: str) -> None:
 def tie_blocks(values, width: float) -> list[tuple[int, int]]:
     """Maximal runs ``[i, j)`` (length >= 2) of a sorted 1-D array whose neighbours differ by
     at most ``width``."""
-    values = np.asarray(values)
-    close = np.abs(np.diff(values)) <= width
-    blocks, start = [], None
-    for i, c in enumerate(close):
-        if c and start is None:
-            start = i
-        elif not c and start is not None:
-            blocks.append((start, i + 1))
-            start = None
-    if start is not None:
-        blocks.append((start, len(values)))
-    return blocks
+    close = np.concatenate([[False], np.abs(np.diff(np.asarray(values))) <= width, [False]])
+    edges = np.flatnonzero(close[1:] != close[:-1])  # starts and ends of runs of ties
+    return [(int(i), int(j) + 1) for i, j in zip(edges[::2], edges[1::2])]
 
 
 def describe_block(op: str, values, block, batch_index=None) -> str:
@@ -245,45 +236,57 @@ def _inspect(cts: dict, s, *, op, eps):
         where = n if batch else None
         blocks = tie_blocks(vals, width)
         rot = flat.get("rotation")
-        if rot is not None and np.any(rot[n]):
-            limit = tol * float(np.max(np.abs(rot[n])))
-            found["rotation"] += [describe_block(op, vals, blk, where) for blk in blocks
-                                  if _antihermitian_excess(rot[n], blk, limit, diagonal=False)]
+        rot_max = float(np.max(np.abs(rot[n]))) if rot is not None and blocks else 0.0
+        if rot_max > 0:
+            bad = _skew_blocks(rot[n], blocks, tol * rot_max)
+            found["rotation"] += [(vals, blocks[b], where) for b in bad]
         rel = flat.get("zero_rotation")
         zeros = np.flatnonzero(np.abs(vals) <= width)
         if rel is not None and zeros.size and np.any(rel[n]):
             blk = (int(zeros[0]), int(zeros[-1]) + 1)
             if _antihermitian_excess(rel[n], blk, tol * float(np.max(np.abs(rel[n]))),
                                      diagonal=True):
-                found["zero_rotation"].append(
-                    f"{blk[1] - blk[0]} zero singular value(s) ("
-                    f"{'' if where is None else f'matrix {where} of the batch, '}"
-                    f"S[{blk[0]}:{blk[1]}])")
+                found["zero_rotation"].append((None, blk, where))
         c = flat.get("values")
         if c is not None and np.any(c[n]):
             c = np.real(c[n])
             # reference: the size of the gradient the cotangents make (rotation cotangents
             # enter it divided by gaps <= 2 s_max), so rounding noise in c is not a finding
             ref = float(np.max(np.abs(c)))
-            for other in ("rotation", "zero_rotation"):
-                if other in flat and s_max > 0:
-                    ref = max(ref, float(np.max(np.abs(flat[other][n]))) / (2 * s_max))
-            floor = tol * s_max if op == "svd" else -1.0
-            for blk in blocks:
-                if float(np.max(np.abs(vals[blk[0]:blk[1]]))) <= floor:
-                    continue  # the noise tail of a numerically rank-deficient matrix: below
-                cb = c[blk[0]:blk[1]]
-                if np.max(cb) - np.min(cb) > tol * ref:
-                    found["values"].append(describe_block(op, vals, blk, where))
+            if s_max > 0:
+                for other in ("rotation", "zero_rotation"):
+                    if other in flat:
+                        big = rot_max if other == "rotation" and blocks else float(
+                            np.max(np.abs(flat[other][n])))
+                        ref = max(ref, big / (2 * s_max))
+            live = blocks
+            if op == "svd" and blocks:  # descending: a block's first value is its largest
+                firsts = vals[np.array([i for i, _ in blocks])]
+                live = [b for b, v in zip(blocks, firsts > tol * s_max) if v]
+            if live:  # (below the floor: the noise tail of a rank-deficient matrix, see below)
+                # max - min over every block at once: segments [start, end) of reduceat at
+                # even positions (blocks are sorted and disjoint; the last runs to the end)
+                idx = np.ravel(np.array(live))
+                idx = idx[:-1] if idx[-1] == k else idx
+                spread = (np.maximum.reduceat(c, idx)[::2] - np.minimum.reduceat(c, idx)[::2])
+                found["values"] += [(vals, live[i], where)
+                                    for i in np.flatnonzero(spread > tol * ref)]
     for kind, blocks in found.items():
         if blocks:
-            _REPORTS[kind](op, _listing(blocks))
+            _REPORTS[kind](op, _listing(op, blocks))
 
 
-def _listing(blocks: list) -> str:
+def _listing(op, found: list) -> str:
     """At most three blocks by name, then a count (one report per check, not per block)."""
-    head = ", ".join(blocks[:3])
-    return head if len(blocks) <= 3 else f"{head} and {len(blocks) - 3} more multiplets"
+    names = []
+    for vals, (i, j), where in found[:3]:
+        if vals is None:  # zero singular values
+            batch = "" if where is None else f"matrix {where} of the batch, "
+            names.append(f"{j - i} zero singular value(s) ({batch}S[{i}:{j}])")
+        else:
+            names.append(describe_block(op, vals, (i, j), where))
+    head = ", ".join(names)
+    return head if len(found) <= 3 else f"{head} and {len(found) - 3} more multiplets"
 
 
 # Why singular values below ``tol * max`` are not checked for value dependence (eigenvalues
@@ -302,6 +305,22 @@ def _antihermitian_excess(ct, blk, limit, *, diagonal) -> bool:
     if not diagonal:
         skew = skew - np.diag(np.diag(skew))
     return bool(np.max(np.abs(skew), initial=0.0) > limit)
+
+
+def _skew_blocks(ct, blocks, limit) -> list[int]:
+    """Indices of the ``blocks`` where ct - ct^H has an off-diagonal entry above ``limit``.
+    Blocks of equal size are gathered together, so the work is O(sum of block sizes^2)."""
+    bad = []
+    sizes = np.array([j - i for i, j in blocks])
+    starts = np.array([i for i, _ in blocks])
+    for size in np.unique(sizes):
+        which = np.flatnonzero(sizes == size)
+        idx = starts[which][:, None] + np.arange(size)  # (blocks, size)
+        sub = ct[idx[:, :, None], idx[:, None, :]]  # (blocks, size, size)
+        skew = np.abs(sub - np.conj(np.swapaxes(sub, -1, -2)))
+        skew[:, np.arange(size), np.arange(size)] = 0
+        bad += [int(b) for b in which[np.max(skew, axis=(1, 2)) > limit]]
+    return sorted(bad)
 
 
 _SYMMETRIC = ("Derivatives along directions that keep the multiplet degenerate (e.g. in a "
