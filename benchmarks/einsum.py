@@ -230,7 +230,8 @@ def choose_path(name, args):
     found = []
     for opt in PLANNERS[name]:
         t0 = time.perf_counter()
-        path, info = tf.contract_path(*args, optimize=opt)
+        info = tf.contract_path(*args, optimize=opt)
+        path = info.path
         ms = (time.perf_counter() - t0) * 1e3
         found.append((info.flops, str(opt), ms, path, info))
         print(f"  planner {str(opt):<18} FLOPs {info.flops:.3e}  largest intermediate "

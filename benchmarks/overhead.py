@@ -1,103 +1,224 @@
-"""Per-op overhead of the eager tape: a chain of 1000 elementwise ops on (2, 2) tensors,
-then backward. Median microseconds per op, side by side with plain NumPy (no AD), PyTorch
-(requires_grad + backward) and HIPS autograd when installed.
+"""Eager per-op overhead, family by family, and two whole programs, side by side with PyTorch.
 
-Target ([core]): forward+backward per op at most 2x PyTorch's and below HIPS autograd's.
-Run: python benchmarks/overhead.py
+Each row times one operation on small float64 tensors that require grad (so the tape records
+it: the cost every eager program pays per op), as the median over many calls, one BLAS thread
+on one core, tenferro and PyTorch in the same process. The "no grad" column is the same op on
+tensors that do not require grad, and "numpy" the bare NumPy call it dispatches to.
+"backward" is the cost per recorded node of ``backward()`` through a 1000-op chain.
+
+Whole programs: one SGD step of a 2-layer MLP (batch 64, 16 -> 64 -> 1, tanh, MSE, manual
+update under no_grad), and the energy gradient of a D=2 C4v iPEPS with chi=8 CTMRG (30
+iterations, the algorithm of benchmarks/ctmrg.py).
+
+Targets ([eager-speed]): every row at most 2.0x PyTorch; the two whole programs at most 1.0x.
+Run: python benchmarks/overhead.py [--quick]
 """
 
 from __future__ import annotations
 
-import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
+import _common  # noqa: F401  (first: pins BLAS threads and the core before NumPy loads)
 
 # isort: split
 
+import argparse
+import statistics
 import time
 
 import numpy as np
-from _common import median_time, pin_torch, table, try_import
+from _common import pin_torch, table
 
-N = 1000  # ops per chain (4 kinds, 250 rounds)
-X0 = np.random.default_rng(0).uniform(0.1, 0.5, (2, 2))
+import tenferro as tf
 
-
-def chain(x, w, sin, tanh):
-    y = x
-    for _ in range(N // 4):
-        y = y * w
-        y = sin(y)
-        y = y + w
-        y = tanh(y)
-    return y
+RNG = np.random.default_rng(0)
+A22, B22 = RNG.uniform(0.1, 0.9, (2, 2)), RNG.uniform(0.1, 0.9, (2, 2))
+A44 = RNG.standard_normal((4, 4))
+S44 = A44 + A44.T
 
 
-def bench_tape(lib):
-    """Forward and backward time of the chain with a PyTorch-style tape (tenferro or torch:
-    the same ``tensor(requires_grad=)``, ``sin``, ``tanh``, ``backward()`` spelling)."""
-
-    def fwd_bwd():
-        x = lib.tensor(X0, requires_grad=True)
-        w = lib.tensor(X0)
-        t0 = time.perf_counter()
-        y = chain(x, w, lib.sin, lib.tanh).sum()
-        t1 = time.perf_counter()
-        y.backward()
-        return t1 - t0, time.perf_counter() - t1
-
-    return _split(fwd_bwd)
+def _linalg(lib):
+    return lib.linalg
 
 
-def bench_autograd(ag):
-    import autograd.numpy as anp
+OPS = [
+    # family, label, op(lib, x, y), inputs (numpy arrays)
+    ("elementwise", "x * y", lambda L, x, y: x * y, (A22, B22)),
+    ("elementwise", "exp(x)", lambda L, x, y: L.exp(x), (A22, B22)),
+    ("scalar operand", "x + 1.0", lambda L, x, y: x + 1.0, (A22, B22)),
+    ("scalar operand", "2.0 * x", lambda L, x, y: 2.0 * x, (A22, B22)),
+    ("matmul", "x @ y", lambda L, x, y: x @ y, (A22, B22)),
+    ("reductions", "x.sum(0)", lambda L, x, y: x.sum(0), (A22, B22)),
+    ("reductions", "x.mean()", lambda L, x, y: x.mean(), (A22, B22)),
+    ("indexing", "x[0]", lambda L, x, y: x[0], (A22, B22)),
+    ("indexing", "x[:, 1:]", lambda L, x, y: x[:, 1:], (A22, B22)),
+    ("transpose/reshape", "x.T", lambda L, x, y: x.T, (A22, B22)),
+    ("transpose/reshape", "x.reshape(4)", lambda L, x, y: x.reshape(4), (A22, B22)),
+    ("einsum", "einsum(ij,jk->ik)", lambda L, x, y: L.einsum("ij,jk->ik", x, y), (A22, B22)),
+    ("decompositions", "svd 4x4", lambda L, x, y: _linalg(L).svd(x)[1], (A44, A44)),
+    ("decompositions", "qr 4x4", lambda L, x, y: _linalg(L).qr(x)[1], (A44, A44)),
+    ("decompositions", "eigh 4x4", lambda L, x, y: _linalg(L).eigh(x)[0], (S44, S44)),
+]
 
-    def f(x):
-        return anp.sum(chain(x, X0, anp.sin, anp.tanh))
 
-    g = ag.grad(f)
-
-    total = median_time(lambda: g(X0), repeat=7)
-    return None, None, total
-
-
-def _split(fn, repeat=9):
+def per_call(fn, number, repeat=7):
+    """Median seconds per call of ``fn`` (``number`` calls per sample)."""
     fn()
-    fs, bs = [], []
+    samples = []
     for _ in range(repeat):
-        f, b = fn()
-        fs.append(f)
-        bs.append(b)
-    fs.sort()
-    bs.sort()
-    f, b = fs[len(fs) // 2], bs[len(bs) // 2]
-    return f, b, f + b
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t0) / number)
+    return statistics.median(samples)
 
 
-def main():
-    us = 1e6 / N
-    rows = []
-    t_np = median_time(lambda: chain(X0, X0, np.sin, np.tanh), repeat=9)
-    rows.append(("numpy (no AD)", f"{t_np * us:.2f}", "-", f"{t_np * us:.2f}"))
-    import tenferro
+def time_op(lib, op, arrays, grad, number):
+    if lib is tf:
+        x, y = (tf.tensor(a, requires_grad=grad) for a in arrays)
+    else:
+        x, y = (lib.tensor(a, dtype=lib.float64, requires_grad=grad) for a in arrays)
+    return per_call(lambda: op(lib, x, y), number)
 
-    f, b, tot = bench_tape(tenferro)
-    results = {"tenferro": tot}
-    rows.append(("tenferro", f"{f * us:.2f}", f"{b * us:.2f}", f"{tot * us:.2f}"))
+
+def time_numpy(label, arrays, number):
+    x, y = arrays
+    calls = {
+        "x * y": lambda: x * y, "exp(x)": lambda: np.exp(x), "x + 1.0": lambda: x + 1.0,
+        "2.0 * x": lambda: 2.0 * x, "x @ y": lambda: x @ y, "x.sum(0)": lambda: x.sum(0),
+        "x.mean()": lambda: x.mean(), "x[0]": lambda: x[0], "x[:, 1:]": lambda: x[:, 1:],
+        "x.T": lambda: x.T, "x.reshape(4)": lambda: x.reshape(4),
+        "einsum(ij,jk->ik)": lambda: np.einsum("ij,jk->ik", x, y),
+        "svd 4x4": lambda: np.linalg.svd(x), "qr 4x4": lambda: np.linalg.qr(x),
+        "eigh 4x4": lambda: np.linalg.eigh(x),
+    }
+    return per_call(calls[label], number)
+
+
+def backward_per_node(lib, n=1000):
+    """Seconds per node of backward() through a chain of n mixed elementwise ops."""
+
+    def run():
+        x = (tf.tensor(A22, requires_grad=True) if lib is tf
+             else lib.tensor(A22, requires_grad=True))
+        w = tf.tensor(B22) if lib is tf else lib.tensor(B22)
+        y = x
+        for _ in range(n // 4):
+            y = lib.tanh(lib.sin(y * w) + w)
+        y = y.sum()
+        t0 = time.perf_counter()
+        y.backward()
+        return time.perf_counter() - t0
+
+    run()
+    return statistics.median(run() for _ in range(7)) / n
+
+
+# ------------------------------------------------------------------ whole programs
+def mlp_step(lib, number):
+    """One SGD step of a 2-layer MLP, written once for both libraries."""
+    t = tf.tensor if lib is tf else (lambda a, **k: lib.tensor(a, dtype=lib.float64, **k))
+    rng = np.random.default_rng(1)
+    X, Y = t(rng.standard_normal((64, 16))), t(rng.standard_normal((64, 1)))
+    W1 = t(rng.standard_normal((16, 64)) * 0.1, requires_grad=True)
+    b1 = t(np.zeros(64), requires_grad=True)
+    W2 = t(rng.standard_normal((64, 1)) * 0.1, requires_grad=True)
+    b2 = t(np.zeros(1), requires_grad=True)
+    params = [W1, b1, W2, b2]
+
+    def step():
+        h = lib.tanh(X @ W1 + b1)
+        loss = ((h @ W2 + b2 - Y) ** 2).mean()
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= 0.01 * p.grad
+                p.grad = None
+
+    return per_call(step, number)
+
+
+def ctmrg_grad(lib, number):
+    """Energy gradient of a D=2 C4v iPEPS, chi=8 CTMRG with 30 iterations (no tolerance)."""
+    import ctmrg  # the peer program of benchmarks/ctmrg.py
+
+    from tenferro.tn import peps
+
+    chi, iters = 8, 30
+    A = np.asarray(peps.random_c4v_peps(2, seed=3, noise=1.0))
+    if lib is tf:
+        def f():
+            a = tf.tensor(A, requires_grad=True)
+            e = peps.heisenberg_energy(a, chi, tol=None, max_iter=iters, progress=False,
+                                       check_symmetry=False)
+            e.backward()
+            return a.grad
+    else:
+        ctmrg.HP["torch"] = lib.tensor(ctmrg.H)
+        energy = ctmrg.make_peer("torch", lib.einsum,
+                                 lambda m: lib.linalg.svd(m, full_matrices=False),
+                                 lib.linalg.norm)
+
+        def f():
+            a = lib.tensor(A, requires_grad=True)
+            energy(a, chi, iters).backward()
+            return a.grad
+
+    return per_call(f, number, repeat=5)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="fewer calls per sample")
+    args = p.parse_args(argv)
+    number = 200 if args.quick else 2000
     torch = pin_torch()
     if torch is not None:
-        f2, b2, tot2 = bench_tape(torch)
-        results["torch"] = tot2
-        rows.append((f"torch {torch.__version__}", f"{f2 * us:.2f}", f"{b2 * us:.2f}",
-                     f"{tot2 * us:.2f}"))
-    ag = try_import("autograd")
-    if ag is not None:
-        _, _, tot3 = bench_autograd(ag)
-        results["autograd"] = tot3
-        rows.append(("HIPS autograd", "-", "-", f"{tot3 * us:.2f}"))
-    print(f"chain of {N} elementwise ops on (2,2) float64, median us per op")
-    print(table(rows, ["library", "forward", "backward", "fwd+bwd"]))
-    for peer in ("torch", "autograd"):
-        if peer in results:
-            print(f"tenferro / {peer} (fwd+bwd): {results['tenferro'] / results[peer]:.2f}x")
+        torch.set_default_dtype(torch.float64)
+    rows, ratios = [], {}
+
+    def fmt(s):
+        return f"{s * 1e6:.2f}"
+
+    for family, label, op, arrays in OPS:
+        n = number // 10 if family == "decompositions" else number
+        t_tf = time_op(tf, op, arrays, True, n)
+        t_tf0 = time_op(tf, op, arrays, False, n)
+        t_np = time_numpy(label, arrays, n)
+        row = [family, label, fmt(t_tf), fmt(t_tf0), fmt(t_np)]
+        if torch is not None:
+            t_pt = time_op(torch, op, arrays, True, n)
+            row += [fmt(t_pt), f"{t_tf / t_pt:.2f}"]
+            ratios[label] = t_tf / t_pt
+        rows.append(row)
+    b_tf = backward_per_node(tf)
+    row = ["backward", "per node", fmt(b_tf), "-", "-"]
+    if torch is not None:
+        b_pt = backward_per_node(torch)
+        row += [fmt(b_pt), f"{b_tf / b_pt:.2f}"]
+        ratios["backward"] = b_tf / b_pt
+    rows.append(row)
+    headers = ["family", "op", "tenferro us", "no grad us", "numpy us"]
+    if torch is not None:
+        headers += [f"torch {torch.__version__} us", "ratio"]
+    print("Small float64 tensors that require grad: median us per op (one core, one thread)")
+    print(table(rows, headers))
+    print()
+    rows = []
+    for name, fn, k in (("MLP SGD step", mlp_step, max(20, number // 20)),
+                        ("CTMRG D=2 chi=8 gradient", ctmrg_grad, 2)):
+        t_tf = fn(tf, k)
+        row = [name, f"{t_tf * 1e3:.2f}"]
+        if torch is not None:
+            t_pt = fn(torch, k)
+            row += [f"{t_pt * 1e3:.2f}", f"{t_tf / t_pt:.2f}"]
+            ratios[name] = t_tf / t_pt
+        rows.append(row)
+    headers = ["program", "tenferro ms"] + (["torch ms", "ratio"] if torch is not None else [])
+    print(table(rows, headers))
+    if ratios:
+        worst = max(ratios, key=ratios.get)
+        print(f"\nworst ratio: {worst} {ratios[worst]:.2f}x (targets: ops <= 2.0x, programs "
+              f"<= 1.0x)")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ tenferro tunes glibc's allocator at import (tenferro/backends/malloc.py); the
 "torch+malloc" row runs PyTorch with the same tuning, to show the allocator's share.
 
 Target ([physics]): tenferro forward+backward at most 1.0x PyTorch's.
+The "tenferro-partial" row splits with ``svd="partial"`` (tenferro.linalg.svds, block Krylov,
+exact truncated pullback); target ([krylov]): at most 0.5x the full-SVD tenferro time, same
+lnZ to 1e-8 and derivative to 1e-6.
 Run: python benchmarks/trg.py [--chis 16 32] [--steps 20] [--repeat 3]
 """
 
@@ -39,13 +42,13 @@ EPS = 1e-10  # relative Lorentzian width (tenferro's default)
 
 
 # ---------------------------------------------------------------------------- tenferro
-def tenferro_case(chi, steps, backward):
+def tenferro_case(chi, steps, backward, svd="full"):
     """The tape API, like the PyTorch version (requires_grad + backward())."""
     import tenferro as tf
     from tenferro.tn import ising_tensor, trg
 
     def f(b):
-        return trg(ising_tensor(b), chi, steps, progress=False)
+        return trg(ising_tensor(b), chi, steps, svd=svd, progress=False)
 
     def run():
         b = tf.tensor(BETA, requires_grad=backward)
@@ -67,11 +70,74 @@ def torch_tuned_case(chi, steps, backward):
     return torch_case(chi, steps, backward)
 
 
+# ------------------------------------------------------------- the peers' shared program
+def trg_program(ns, chi, steps):
+    """ln Z per site by TRG, written once for both peers against a NumPy-like namespace ``ns``
+    (``ns.svd`` has the broadened backward below; ``ns.matrix2``, ``ns.permute`` and
+    ``ns.stop_gradient`` paper over the libraries' spellings)."""
+
+    def ising(beta):
+        c, sh = ns.sqrt(ns.cosh(beta)), ns.sqrt(ns.sinh(beta))
+        w = ns.matrix2(c, sh, c, -sh)
+        return ns.einsum("sl,su,sr,sd->lurd", w, w, w, w)
+
+    def split(m):
+        u, s, vh = ns.svd(m)
+        u, s, vh = u[:, :chi], s[:chi], vh[:chi, :]
+        alive = s > ns.stop_gradient(s.max()) * 1e-14  # the same safe sqrt as tenferro.tn.trg
+        r = ns.where(alive, ns.sqrt(ns.where(alive, s, 1.0)), 0.0)
+        return u * r, r[:, None] * vh
+
+    def step(t):
+        L, U, R, D = t.shape
+        a, b = split(t.reshape(L * U, R * D))
+        k = a.shape[1]
+        s1, s3 = a.reshape(L, U, k), b.reshape(k, R, D)
+        t2 = ns.permute(t, (1, 2, 3, 0))
+        c, d = split(t2.reshape(U * R, D * L))
+        k2 = c.shape[1]
+        s2, s4 = c.reshape(U, R, k2), d.reshape(k2, D, L)
+        return ns.einsum("aim,bji,kjc,mkd->abcd", s3, s4, s1, s2)
+
+    def f(beta):
+        t = ising(beta)
+        n = ns.norm(t)
+        t, lnz = t / n, ns.log(n)
+        for k in range(1, steps + 1):
+            t = step(t)
+            n = ns.norm(t)
+            t, lnz = t / n, lnz + ns.log(n) / 2**k
+        return lnz + ns.log(ns.einsum("abab->", t)) / 2**steps
+
+    return f
+
+
+def svd_backward(ns, u, s, vh, gu, gs, gvh):
+    """The standard real-square SVD backward with Lorentzian broadening (width EPS s_max)."""
+    v = vh.T
+    w2 = (EPS * s[0]) ** 2
+    d = s[None, :] ** 2 - s[:, None] ** 2  # s_j^2 - s_i^2
+    f = d / (d**2 + w2) * (1 - ns.eye(s.shape[0]))
+    j = f * (u.T @ gu)
+    k = f * (v.T @ gvh.T)
+    inner = (j + j.T) * s[None, :] + ns.diag(gs) + s[:, None] * (k + k.T)
+    return u @ inner @ vh
+
+
 # ----------------------------------------------------------------------------- PyTorch
 def torch_case(chi, steps, backward):
+    import types
+
     import torch
 
     torch.set_num_threads(1)
+    ns = types.SimpleNamespace(
+        sqrt=torch.sqrt, cosh=torch.cosh, sinh=torch.sinh, einsum=torch.einsum,
+        where=torch.where, log=torch.log, norm=torch.linalg.norm, diag=torch.diag,
+        matrix2=lambda a, b, c, d: torch.stack([torch.stack([a, b]), torch.stack([c, d])]),
+        permute=lambda t, axes: t.permute(*axes), stop_gradient=lambda x: x.detach(),
+        eye=lambda n: torch.eye(n, dtype=torch.float64),
+    )
 
     class SVD(torch.autograd.Function):
         """Thin SVD of a square real matrix with a Lorentzian-broadened backward."""
@@ -84,50 +150,10 @@ def torch_case(chi, steps, backward):
 
         @staticmethod
         def backward(ctx, gu, gs, gvh):
-            u, s, vh = ctx.saved_tensors
-            v = vh.T
-            w2 = (EPS * s[0]) ** 2
-            d = s[None, :] ** 2 - s[:, None] ** 2  # s_j^2 - s_i^2
-            f = d / (d**2 + w2)
-            f.fill_diagonal_(0.0)
-            gv = gvh.T
-            j = f * (u.T @ gu)
-            k = f * (v.T @ gv)
-            inner = (j + j.T) * s[None, :] + torch.diag(gs) + s[:, None] * (k + k.T)
-            return u @ inner @ vh
+            return svd_backward(ns, *ctx.saved_tensors, gu, gs, gvh)
 
-    def ising(beta):
-        c, sh = torch.sqrt(torch.cosh(beta)), torch.sqrt(torch.sinh(beta))
-        w = torch.stack([torch.stack([c, sh]), torch.stack([c, -sh])])
-        return torch.einsum("sl,su,sr,sd->lurd", w, w, w, w)
-
-    def split(m):
-        u, s, vh = SVD.apply(m)
-        u, s, vh = u[:, :chi], s[:chi], vh[:chi, :]
-        alive = s > s.max().detach() * 1e-14  # the same safe sqrt as tenferro.tn.trg
-        r = torch.where(alive, torch.sqrt(torch.where(alive, s, 1.0)), 0.0)
-        return u * r, r[:, None] * vh
-
-    def step(t):
-        L, U, R, D = t.shape
-        a, b = split(t.reshape(L * U, R * D))
-        k = a.shape[1]
-        s1, s3 = a.reshape(L, U, k), b.reshape(k, R, D)
-        t2 = t.permute(1, 2, 3, 0)
-        c, d = split(t2.reshape(U * R, D * L))
-        k2 = c.shape[1]
-        s2, s4 = c.reshape(U, R, k2), d.reshape(k2, D, L)
-        return torch.einsum("aim,bji,kjc,mkd->abcd", s3, s4, s1, s2)
-
-    def f(beta):
-        t = ising(beta)
-        n = torch.linalg.norm(t)
-        t, lnz = t / n, torch.log(n)
-        for k in range(1, steps + 1):
-            t = step(t)
-            n = torch.linalg.norm(t)
-            t, lnz = t / n, lnz + torch.log(n) / 2**k
-        return lnz + torch.log(torch.einsum("abab->", t)) / 2**steps
+    ns.svd = SVD.apply
+    f = trg_program(ns, chi, steps)
 
     def run():
         b = torch.tensor(BETA, dtype=torch.float64, requires_grad=backward)
@@ -147,10 +173,18 @@ def torch_case(chi, steps, backward):
 
 # --------------------------------------------------------------------------------- JAX
 def jax_case(chi, steps, backward):
+    import types
+
     import jax
     import jax.numpy as jnp
 
     jax.config.update("jax_enable_x64", True)
+    ns = types.SimpleNamespace(
+        sqrt=jnp.sqrt, cosh=jnp.cosh, sinh=jnp.sinh, einsum=jnp.einsum, where=jnp.where,
+        log=jnp.log, norm=jnp.linalg.norm, diag=jnp.diag, eye=jnp.eye,
+        matrix2=lambda a, b, c, d: jnp.array([[a, b], [c, d]]),
+        permute=jnp.transpose, stop_gradient=jax.lax.stop_gradient,
+    )
 
     @jax.custom_vjp
     def svd(a):
@@ -161,60 +195,22 @@ def jax_case(chi, steps, backward):
         return out, out
 
     def svd_bwd(res, g):
-        u, s, vh = res
-        gu, gs, gvh = g
-        v = vh.T
-        w2 = (EPS * s[0]) ** 2
-        d = s[None, :] ** 2 - s[:, None] ** 2
-        f = d / (d**2 + w2)
-        f = f * (1 - jnp.eye(s.shape[0]))
-        j = f * (u.T @ gu)
-        k = f * (v.T @ gvh.T)
-        inner = (j + j.T) * s[None, :] + jnp.diag(gs) + s[:, None] * (k + k.T)
-        return (u @ inner @ vh,)
+        return (svd_backward(ns, *res, *g),)
 
     svd.defvjp(svd_fwd, svd_bwd)
-
-    def ising(beta):
-        c, sh = jnp.sqrt(jnp.cosh(beta)), jnp.sqrt(jnp.sinh(beta))
-        w = jnp.array([[c, sh], [c, -sh]])
-        return jnp.einsum("sl,su,sr,sd->lurd", w, w, w, w)
-
-    def split(m):
-        u, s, vh = svd(m)
-        u, s, vh = u[:, :chi], s[:chi], vh[:chi, :]
-        alive = s > jax.lax.stop_gradient(s.max()) * 1e-14  # the same safe sqrt
-        r = jnp.where(alive, jnp.sqrt(jnp.where(alive, s, 1.0)), 0.0)
-        return u * r, r[:, None] * vh
-
-    def step(t):
-        L, U, R, D = t.shape
-        a, b = split(t.reshape(L * U, R * D))
-        k = a.shape[1]
-        s1, s3 = a.reshape(L, U, k), b.reshape(k, R, D)
-        t2 = t.transpose(1, 2, 3, 0)
-        c, d = split(t2.reshape(U * R, D * L))
-        k2 = c.shape[1]
-        s2, s4 = c.reshape(U, R, k2), d.reshape(k2, D, L)
-        return jnp.einsum("aim,bji,kjc,mkd->abcd", s3, s4, s1, s2)
-
-    def f(beta):
-        t = ising(beta)
-        n = jnp.linalg.norm(t)
-        t, lnz = t / n, jnp.log(n)
-        for k in range(1, steps + 1):
-            t = step(t)
-            n = jnp.linalg.norm(t)
-            t, lnz = t / n, lnz + jnp.log(n) / 2**k
-        return lnz + jnp.log(jnp.einsum("abab->", t)) / 2**steps
-
+    ns.svd = svd
+    f = trg_program(ns, chi, steps)
     g = jax.jit(jax.value_and_grad(f) if backward else f)
     b = jnp.asarray(BETA)
     return lambda: jax.block_until_ready(g(b))
 
 
-CASES = {"tenferro": tenferro_case, "torch": torch_case, "torch+malloc": torch_tuned_case,
-         "jax": jax_case}
+def tenferro_partial_case(chi, steps, backward):
+    return tenferro_case(chi, steps, backward, svd="partial")
+
+
+CASES = {"tenferro": tenferro_case, "tenferro-partial": tenferro_partial_case,
+         "torch": torch_case, "torch+malloc": torch_tuned_case, "jax": jax_case}
 
 
 def worker(lib, chi, steps, backward, repeat):
@@ -269,6 +265,12 @@ def main():
     for chi in args.chis:
         for bwd in (0, 1):
             t = results.get((chi, "tenferro", bwd))
+            q = results.get((chi, "tenferro-partial", bwd))
+            if t and q:
+                dv = [abs(a - b) for a, b in zip(q["values"], t["values"])]
+                print(f"chi={chi} {'fwd+bwd' if bwd else 'fwd'}: tenferro svd='partial' / full "
+                      f"time {q['time'] / t['time']:.2f}x; |value differences| "
+                      f"{' '.join(f'{x:.1e}' for x in dv)}")
             for peer in ("torch", "torch+malloc", "jax"):
                 q = results.get((chi, peer, bwd))
                 if t and q:

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import primitives as P
 from .core import Primitive, ShapedArray, Zero, aval_of, out_avals
-from .dtypes import complex_dtype, is_complex, real_dtype
+from .dtypes import is_complex, real_dtype
 
 
 def _zero_out(prim: Primitive, args, params) -> Zero:
@@ -110,12 +110,6 @@ class Builder(ABC):
         if not is_complex(x.dtype):
             return Zero(aval_of(x))
         return self.bind(P.imag_p, x)
-
-    def to_complex(self, x):
-        """Embed a real value into the matching complex dtype (identity if complex)."""
-        if is_complex(x.dtype):
-            return x
-        return self.convert(x, complex_dtype(x.dtype))
 
     def convert(self, x, dtype):
         dtype = np.dtype(dtype)
@@ -326,10 +320,6 @@ class Builder(ABC):
 
     def sum_all(self, x):
         return self.reduce_sum(x, tuple(range(x.ndim)))
-
-    def expand_to(self, x, shape, kept_axes):
-        """Broadcast ``x`` (whose axes are ``kept_axes`` of ``shape``) up to ``shape``."""
-        return self.broadcast_in_dim(x, shape, kept_axes)
 
     def mT(self, x):
         """Swap the last two axes."""

@@ -30,7 +30,8 @@ from .dtypes import canonical, short_name
 
 
 class ShapedArray:
-    """Abstract value: a shape and a dtype, nothing else."""
+    """Abstract value: a shape and a dtype, nothing else. A dimension is an int or a size
+    known only at run time (``chainrules.symbolic.Sym``)."""
 
     __slots__ = ("shape", "dtype")
 
@@ -43,11 +44,21 @@ class ShapedArray:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
+    def size(self):
+        """Number of elements: an int, or a symbolic size when a dimension is symbolic."""
         n = 1
         for d in self.shape:
-            n *= d
+            n = n * d
         return n
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def is_static(self) -> bool:
+        """Every dimension is a Python int (no run-time sizes)."""
+        return all(type(d) is int for d in self.shape)
 
     def __eq__(self, other):
         return (
@@ -63,6 +74,12 @@ class ShapedArray:
         return f"{short_name(self.dtype)}[{','.join(str(d) for d in self.shape)}]"
 
 
+def static_size(aval):
+    """The element count of an aval as an int, or ``None`` if it is only known at run time."""
+    n = aval.size
+    return n if type(n) is int else None
+
+
 def aval_of(x) -> ShapedArray:
     """The abstract value of anything carrying ``shape`` and ``dtype``."""
     if isinstance(x, ShapedArray):
@@ -70,8 +87,8 @@ def aval_of(x) -> ShapedArray:
     return ShapedArray(x.shape, x.dtype)
 
 
-class Zero:
-    """A symbolic zero tangent or cotangent: carries an aval, allocates nothing."""
+class _Abstract:
+    """A placeholder known only by its aval (shape and dtype)."""
 
     __slots__ = ("aval",)
 
@@ -83,27 +100,23 @@ class Zero:
     ndim = property(lambda self: len(self.aval.shape))
 
     def __repr__(self):
-        return f"Zero({self.aval})"
+        return f"{type(self).__name__}({self.aval})"
+
+
+class Zero(_Abstract):
+    """A symbolic zero tangent or cotangent: carries an aval, allocates nothing."""
+
+    __slots__ = ()
 
 
 def is_zero(x) -> bool:
     return type(x) is Zero
 
 
-class UndefinedPrimal:
+class UndefinedPrimal(_Abstract):
     """Marks, in a transpose rule, an input the primitive is linear in."""
 
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: len(self.aval.shape))
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval})"
+    __slots__ = ()
 
 
 def is_undefined(x) -> bool:
@@ -114,10 +127,48 @@ PRIMITIVES: dict[str, Primitive] = {}
 """Every primitive by name (graph serialization looks primitives up here)."""
 
 
-class Primitive:
-    """A named operation with static parameters and its rules (see the module docstring).
+def elementwise_cost(in_avals, out_avals, **params):
+    """Default FLOP estimate: one per element of the largest operand or result."""
+    sizes = [static_size(a) for a in (*in_avals, *out_avals)]
+    if None in sizes:
+        return None
+    return max(sizes, default=0)
 
-    ``convention`` documents what the derivative is at non-differentiable points.
+
+def no_flops(in_avals, out_avals, **params):
+    """Cost of pure data movement (reshape, transpose, slicing...): no arithmetic."""
+    return 0
+
+
+class Primitive:
+    """A named operation with static parameters, its rules (see the module docstring), and the
+    facts that passes, cost models and transformations read from it:
+
+    ``multiple_results``
+        ``impl`` returns a tuple and ``abstract_eval`` a tuple of avals.
+    ``differentiable``
+        ``False`` for operations whose outputs carry no derivative (comparisons, integer
+        results, constants, ``stop_gradient``): their JVP rule is generated (zero tangents).
+    ``linear``
+        Linear in every float/complex operand jointly (a transpose rule is then required).
+        Primitives that are linear in one operand at a time (``mul``, ``dot_general``) are not
+        ``linear`` but still have a transpose rule.
+    ``decomposition``
+        A matrix decomposition or other expensive, non-arithmetic-intensity-1 operation:
+        cheap to keep, expensive to recompute (checkpoint policies save these).
+    ``cse``
+        Graph optimisation may merge identical applications (``False`` for barriers).
+    ``cost``
+        ``cost(in_avals, out_avals, **params) -> FLOPs`` (``None`` when a size is only known
+        at run time); defaults to one FLOP per element.
+    ``convention``
+        What the derivative is at non-differentiable points (documented, tested).
+    ``validate_eager``
+        ``False`` when ``impl`` itself rejects every input ``abstract_eval`` rejects: eager
+        mode then skips ``abstract_eval`` on the hot path (and runs it to word the error when
+        ``impl`` fails). Elementwise primitives, whose operands the user layer has already
+        broadcast and promoted, and simple layout operations. ``TENFERRO_CHECK=1`` validates
+        every application regardless; traced mode always does.
     """
 
     def __init__(
@@ -126,6 +177,10 @@ class Primitive:
         *,
         multiple_results: bool = False,
         differentiable: bool = True,
+        linear: bool = False,
+        decomposition: bool = False,
+        cse: bool = True,
+        cost: Callable[..., Any] | None = None,
         convention: str = "",
         validate_eager: bool = True,
         out_device=None,
@@ -135,15 +190,20 @@ class Primitive:
         self.name = name
         self.multiple_results = multiple_results
         self.differentiable = differentiable
+        self.linear = linear
+        self.decomposition = decomposition
+        self.cse = cse
+        self.cost = cost if cost is not None else elementwise_cost
         self.convention = convention
-        # Elementwise primitives skip abstract_eval in eager mode: the user-facing layer has
-        # already broadcast and promoted their operands (TENFERRO_CHECK=1 validates anyway).
         self.validate_eager = validate_eager
         # For transfers only: params -> the device the output lives on.
         self.out_device = out_device
+        # Higher-order primitives (calls carrying sub-programs) are processed by
+        # ``process(trace, tracers, params)`` instead of ``trace.process_primitive``.
+        self.process: Callable[..., Any] | None = None
         self.abstract_eval: Callable[..., Any] | None = None
         self.impl: Callable[..., Any] | None = None
-        self.jvp: Callable[..., Any] | None = None
+        self.jvp: Callable[..., Any] | None = None if differentiable else self._zero_jvp
         self.transpose: Callable[..., Any] | None = None
         PRIMITIVES[name] = self
 
@@ -156,12 +216,29 @@ class Primitive:
         return f
 
     def def_jvp(self, f):
+        if not self.differentiable:
+            raise ValueError(f"{self.name} is not differentiable: its JVP rule is generated")
         self.jvp = f
         return f
 
     def def_transpose(self, f):
         self.transpose = f
         return f
+
+    def _zero_jvp(self, b, primals, tangents, **params):
+        out = b.bind(self, *primals, **params)
+        outs = out if self.multiple_results else (out,)
+        zeros = [Zero(ShapedArray(o.shape, o.dtype)) for o in outs]
+        return out, (tuple(zeros) if self.multiple_results else zeros[0])
+
+    # The only two places that know whether a primitive has one result or several.
+    def as_list(self, out) -> list:
+        """An ``impl``/``bind`` result as a list of outputs."""
+        return list(out) if self.multiple_results else [out]
+
+    def unpack(self, outs):
+        """A list of outputs as ``bind`` returns them: a tuple, or the single output."""
+        return tuple(outs) if self.multiple_results else outs[0]
 
     def __repr__(self):
         return self.name
@@ -170,10 +247,9 @@ class Primitive:
         return (PRIMITIVES.__getitem__, (self.name,))
 
 
-def out_avals(prim: Primitive, avals, params) -> tuple:
-    """Run ``abstract_eval`` and always return a tuple of avals."""
-    out = prim.abstract_eval(*avals, **params)
-    return tuple(out) if prim.multiple_results else (out,)
+def out_avals(prim: Primitive, avals, params) -> list:
+    """Run ``abstract_eval`` and always return a list of avals."""
+    return prim.as_list(prim.abstract_eval(*avals, **params))
 
 
 def params_str(params: dict) -> str:

@@ -14,7 +14,6 @@ uint8 = np.dtype("uint8")
 float32, float64 = np.dtype("float32"), np.dtype("float64")
 complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
 
-INEXACT = (float32, float64, complex64, complex128)
 _SHORT = {
     bool_: "bool",
     float32: "f32",
@@ -41,10 +40,6 @@ def short_name(dtype) -> str:
 
 def is_complex(dtype) -> bool:
     return dtype.kind == "c"
-
-
-def is_float(dtype) -> bool:
-    return dtype.kind == "f"
 
 
 def is_inexact(dtype) -> bool:

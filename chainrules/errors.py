@@ -6,6 +6,8 @@ shapes/dtypes/devices, and what to do. ``tenferro.errors`` re-exports this modul
 
 from __future__ import annotations
 
+import numpy as np
+
 
 class TenferroError(Exception):
     """Base class of every error raised for a user mistake."""
@@ -35,6 +37,10 @@ class GraphError(TenferroError, RuntimeError):
     """Tracing, compiling, saving or loading a graph went wrong."""
 
 
+class RetraceWarning(UserWarning):
+    """A jitted function is traced again and again (its signature keeps changing)."""
+
+
 class ConcretizationError(GraphError):
     """Python control flow asked for the value of a traced (abstract) tensor."""
 
@@ -51,6 +57,12 @@ class DegeneracyWarning(TenferroError, UserWarning):
     through a multiplet. ``TENFERRO_DEGENERACY=raise|warn|ignore`` selects what happens; with
     ``raise`` it is raised as an exception (it is a ``TenferroError`` for that reason).
     """
+
+
+class SingularMatrixError(TenferroError, np.linalg.LinAlgError):
+    """A matrix that must be invertible (``inv``, ``solve``, the derivative of ``slogdet``) or
+    positive definite (``cholesky``) is not. Also a ``numpy.linalg.LinAlgError``, so code that
+    catches NumPy's error keeps working."""
 
 
 def fmt_aval(x) -> str:

@@ -1,8 +1,9 @@
 """Entry point for ``tenferro.einsum``, ``tenferro.contract_path`` and ``tenferro.ncon``.
 
-The implementation lives in the ``tenferro.contract`` package (parsing, planning with a plan
-cache, lowering to primitives); import helpers such as ``cache_info`` or ``PathInfo`` from
-there, because ``tenferro.einsum`` names the function, not this module.
+The implementation lives in the ``tenferro.contract`` package (parsing, path search with a
+time budget, slicing, plan caches, lowering to primitives); import helpers such as
+``cache_info``, ``ContractionPlan`` or ``PlanningWarning`` from there, because
+``tenferro.einsum`` names the function, not this module.
 """
 
 from .contract import contract_path, einsum, ncon

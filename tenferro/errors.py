@@ -9,7 +9,14 @@ from chainrules.errors import (  # noqa: F401
     GraphError,
     LeakedTracerError,
     NonLinearError,
+    RetraceWarning,
     ShapeError,
+    SingularMatrixError,
     TenferroError,
     fmt_aval,
 )
+
+
+class GraphFormatError(GraphError):
+    """A graph file is corrupt, hostile, over a size limit, or in a format version this
+    tenferro does not read (see design/graph-files.md). The message names what is wrong."""

@@ -21,7 +21,7 @@ from .pytree import tree_flatten, tree_unflatten
 
 
 def _np(x):
-    return np.asarray(tensor_of(x).numpy() if hasattr(x, "numpy") else x)
+    return np.asarray(tensor_of(x).detach().numpy() if hasattr(x, "numpy") else x)
 
 
 def _rand_like(x, rng):

@@ -28,6 +28,9 @@ class Program:
     extra: tuple = ()  # non-differentiable extra arguments (index arrays...)
     linear: bool = False
     prims: tuple = field(default=())
+    # updates a tensor in place: under a transformation that differentiates only some inputs,
+    # a constant updated with a differentiated value is a named error (use .at[].set)
+    in_place: bool = False
 
     def args(self, dtype, rng):
         dt = {"f64": np.float64, "c128": np.complex128, "f32": np.float32}[dtype]
@@ -114,6 +117,9 @@ PROGRAMS = [
     Program("broadcast_in_dim", lambda x, y: x + y, ((3, 1), (4,))),
     Program("broadcast_to", lambda x: tf.broadcast_to(x, (2, 3, 4)), ((3, 1),), linear=True),
     Program("slice", lambda x: x[1:, ::2] * 2 + x[:2, 1:3].sum(), (S,)),
+    Program("basic_index", lambda x: x[1, ::-2][None] * 2 + x[..., 0:1, 3], (S,)),
+    Program("basic_index_transpose", lambda x: tf.lax.basic_index_transpose(
+        x, spec=(1, None, (3, None, -2)), shape=(4, 5)), ((1, 2),), linear=True),
     Program("slice_negative_step", lambda x: x[::-1, 3:0:-2], (S,), linear=True),
     Program("pad", lambda x: tf.pad(x, ((1, 2), (0, 3)), constant_values=0.5), (S,)),
     Program("pad_linear", lambda x: tf.pad(x, ((1, 0), (2, 1))), (S,), linear=True),
@@ -135,7 +141,7 @@ PROGRAMS = [
     Program("getitem_advanced", lambda x: x[[0, 2, 2], 1:] + x[1, [3, 0, 0]][:, None], (S,),
             linear=True),
     Program("getitem_mixed", lambda x: x[0, :, [1, 2]], ((2, 3, 4),), linear=True),
-    Program("setitem", lambda x, v: _setitem(x, v), (S, (2,))),
+    Program("setitem", lambda x, v: _setitem(x, v), (S, (2,)), in_place=True),
     Program("at_add", lambda x, v: x.at[[0, 0, 2]].add(v), (S, (3, 4)), linear=True),
     # -- products
     Program("dot_general_matmul", lambda x, y: x @ y, (S, (4, 2))),
@@ -146,12 +152,123 @@ PROGRAMS = [
     Program("vdot_outer_kron", lambda x, y: tf.vdot(x, y) + tf.outer(x, y).sum()
             + tf.kron(tf.reshape(x, (2, 2)), tf.reshape(y, (2, 2))).sum(), ((4,), (4,))),
     Program("matvec", lambda x, y: x @ y + y @ x.T, ((4, 4), (4,))),
+    # -- sliding windows (chainrules/primitives/conv.py) and what nn.functional builds on them
+    Program("im2col", lambda x: tf.lax.im2col(x, kernel_size=(2, 3), strides=(1, 2),
+                                              padding=((1, 0), (0, 2)), dilation=(2, 1)),
+            ((2, 3, 4, 5),), linear=True),
+    Program("col2im", lambda p: tf.lax.col2im(p, input_shape=(4, 5), kernel_size=(2, 3),
+                                              strides=(1, 2), padding=((1, 0), (0, 2)),
+                                              dilation=(2, 1)),
+            ((3, 2, 3, 2, 3, 3),), linear=True),
+    Program("conv2d", lambda x, w: tf.nn.functional.conv2d(x, w, stride=(2, 1), padding=1,
+                                                           groups=2),
+            ((2, 4, 5, 4), (6, 2, 3, 2))),
+    Program("max_pool2d", lambda x: tf.nn.functional.max_pool2d(x, 2, stride=1, padding=1),
+            ((2, 3, 4, 3),), dtypes=R),
     # -- patterns
     Program("fan_out_dag", lambda x: _diamond(x), (S,)),
     Program("complex_mixing", lambda x, y: tf.abs2(x * tf.conj(y)) + tf.angle(x + 0.1)
             if x.dtype.kind == "c" else x * y, (S, S)),
+    # -- functions with their own rules (custom_vjp_call, custom_jvp_call)
+    Program("custom_vjp", lambda x: _cube(x) + x, (S,)),
+    Program("custom_jvp", lambda x: _sin(x) * x, (S,)),
     Program("dtype_promotion", lambda x: x * 2.5 + tf.arange(4) + (tf.real(x) > 0), (S,)),
+    # -- NumPy surface: inverse trigonometric/hyperbolic, exp2/log2/log10 (principal branches)
+    Program("arcsin_arccos", lambda x: tf.arcsin(x) + tf.arccos(x) * x, (S,), domain="small"),
+    Program("arcsinh", tf.arcsinh, (S,)),
+    Program("arccosh", lambda x: tf.arccosh(x + 1.0), (S,), domain="pos"),
+    Program("arctanh", tf.arctanh, (S,), domain="small"),
+    Program("exp2_log2_log10", lambda x: tf.exp2(x) + tf.log2(x) * tf.log10(x), (S,),
+            domain="pos"),
+    # -- rounding (derivative 0) and remainders (derivative of the piece); y in [0.5, 3.5)
+    Program("rounding", lambda x: x * tf.floor(x) + tf.ceil(x) + tf.trunc(2 * x) * x
+            + tf.round(x, 1) * x + tf.round(x), (S,), dtypes=R),
+    Program("remainder_fmod_floor_divide",
+            lambda x, y: (x - 2) % y + tf.fmod(x - 2, y) * 2 + (x - 2) // y * x
+            + tf.fmod(2 - x, -y) + tf.remainder(2 - x, -y), (S, S), dtypes=R, domain="pos"),
+    # -- sorting: the derivative follows the permutation
+    Program("sort", lambda x: tf.sort(x, axis=1) * tf.arange(4)
+            + tf.sort(x, axis=None)[:4] + tf.partition(x, 1, axis=0)[1], (S,), dtypes=R),
+    Program("take_along_axis", lambda x: tf.take_along_axis(
+        x, tf.argsort(tf.abs(x), axis=0), axis=0) + tf.take_along_axis(
+        x, tf.argsort(tf.real(x))[:, :2], axis=1).sum(1, keepdims=True), (S,)),
+    # -- Fourier transforms (linear; real input to fft is promoted to complex)
+    Program("fft", lambda x: tf.fft.fft(x, axis=0) + tf.fft.ifft2(x, norm="ortho")
+            + tf.fft.fftn(x, norm="forward") + tf.fft.fft(x, n=5)[:, :4], (S,), linear=True),
+    Program("rfft", lambda x: tf.fft.rfft(x) + tf.fft.rfft(x, n=5, norm="ortho")
+            + tf.fft.rfft(x, n=3, norm="forward")[:, :1], (S,), dtypes=R, linear=True),
+    Program("irfft", lambda x: tf.concatenate(
+        [tf.fft.irfft(x), tf.fft.irfft(x, n=7, norm="forward"),
+         tf.fft.irfft(x, n=5, norm="ortho")], axis=1), (S,), linear=True),
+    Program("rfftn_irfftn", lambda x: tf.fft.irfftn(
+        tf.fft.rfftn(x, norm="ortho") * tf.arange(3.0), s=(3, 4, 5)) + tf.fft.rfft2(x)[
+        ..., :1].real, ((3, 4, 5),), dtypes=R, linear=True),
+    Program("fftshift_fftfreq", lambda x: tf.fft.fftshift(x) * tf.fft.fftfreq(4)
+            + tf.fft.ifftshift(x, axes=0) * tf.fft.rfftfreq(6, 0.5), (S,), linear=True),
+    # -- special functions
+    Program("erf_erfc", lambda x: tf.special.erf(x) * tf.special.erfc(0.5 * x), (S,)),
+    Program("erfinv", tf.special.erfinv, (S,), dtypes=R, domain="small"),
+    Program("gammaln_polygamma", lambda x: tf.special.gammaln(x)
+            + tf.special.digamma(x) * tf.special.polygamma(1, x), (S,), dtypes=R, domain="pos"),
+    Program("xlogy", lambda x, y: tf.special.xlogy(x, y) + tf.special.xlogy(x * 0, y), (S, S),
+            domain="pos"),
+    # -- general eigendecomposition: eigenvalues and the gauge-fixed eigenvectors themselves
+    Program("eig", lambda a: _eig_rows(a), ((4, 4),)),
+    # -- compositions of the NumPy surface (every mode, every order)
+    Program("numpy_elementwise", lambda x, y: tf.logaddexp(x, y) + tf.logaddexp2(y, x)
+            + tf.hypot(x, y) + tf.sinc(x) + tf.fmax(x, y) * tf.fmin(x, 2 * y)
+            + tf.nan_to_num(x) + tf.deg2rad(x) + tf.rad2deg(y) + tf.fabs(x - 2 * y), (S, S),
+            dtypes=R),
+    Program("sinc_complex_near_zero", lambda x: tf.sinc(x) + tf.sinc(0.01 * x), (S,)),
+    Program("stack_split_tile", lambda x, y: tf.vstack([x, y]).sum(0) + tf.hstack(
+        tf.array_split(x, 3, axis=1)) + tf.dstack([x, y])[..., 1] + tf.column_stack(
+        [x[:, 0], y[:, 1]]).sum(1, keepdims=True) + tf.tile(x[:1], (3, 1))
+        + tf.repeat(x[:, :2], 2, axis=1) + tf.repeat(x[:, :2], [3, 1], axis=1), (S, S)),
+    Program("roll_rot_flip_append", lambda x: tf.roll(x, 1, axis=1) + tf.roll(x, (2, -1), (0, 1))
+            + tf.rot90(tf.reshape(x, (4, 3))) + tf.rot90(x, 2) + tf.flipud(tf.fliplr(x))
+            + tf.append(x[:, :3], x[:, 3:], axis=1) + tf.atleast_3d(x)[..., 0], (S,),
+            linear=True),
+    Program("pad_modes", lambda x: tf.pad(x, ((1, 2), (3, 0)), "reflect")
+            + tf.pad(x, ((2, 1), (0, 3)), "symmetric") + tf.pad(x, ((0, 3), (2, 1)), "wrap")
+            + tf.pad(x, ((1, 2), (1, 2)), "edge") + tf.pad(x, ((1, 2), (0, 3)), constant_values=(
+                (1.0, 2.0), (3.0, 4.0))), (S,)),
+    Program("diff_gradient", lambda x: tf.diff(x, axis=0) * 2
+            + tf.diff(x, 2, prepend=0.5, append=x[:, :1])[:2]
+            + tf.gradient(x, axis=1)[:2, :2].sum() + tf.gradient(x, 0.5, [0., 1., 3., 4.5],
+                                                                 edge_order=2)[1][1:],
+            (S,)),
+    Program("cross_select", lambda x, y: tf.cross(x[:, :3], y[:, 1:])
+            + tf.select([tf.real(x[:, :3]) > 0, tf.real(y[:, :3]) > 0], [x[:, :3], y[:, :3]],
+                        0.5) + tf.cross(x[:, :2], y[:, :2])[:, None], (S, S)),
+    Program("logsumexp_weights", lambda x, w: tf.logsumexp(x, 1, b=w)
+            + tf.logsumexp(x, 0, b=-w, return_sign=True)[0].sum(), (S, S),
+            dtypes=R, domain="pos"),
 ]
+
+
+@tf.custom_vjp
+def _cube(x):
+    return x * x * x
+
+
+# the VJP of the holomorphic x^3 is conj(3 x^2) * ct (the adjoint of the JVP 3 x^2 t)
+_cube.defvjp(lambda x: (_cube(x), (x,)), lambda res, ct: (tf.conj(3 * res[0] * res[0]) * ct,))
+
+
+@tf.custom_jvp
+def _sin(x):
+    return tf.sin(x)
+
+
+@_sin.defjvp
+def _sin_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _sin(x), tf.cos(x) * t
+
+
+def _eig_rows(a):
+    w, v = tf.linalg.eig(a)
+    return tf.concatenate([w[None, :], v], axis=0)
 
 
 def _barrier(x):

@@ -1,11 +1,19 @@
 """Every primitive, with its rules next to it. Import names end in ``_p``."""
 
+from .conv import col2im_p, im2col_p
 from .dot import dot_general_p
+from .eig import eig_p
 from .elementwise import (
     abs_p,
     add_p,
+    arccos_p,
+    arccosh_p,
+    arcsin_p,
+    arcsinh_p,
     arctan_p,
+    arctanh_p,
     atan2_p,
+    ceil_p,
     clamp_p,
     conj_p,
     convert_element_type_p,
@@ -15,8 +23,12 @@ from .elementwise import (
     device_put_p,
     div_p,
     eq_p,
+    exp2_p,
     exp_p,
     expm1_p,
+    floor_divide_p,
+    floor_p,
+    fmod_p,
     full_p,
     ge_p,
     gt_p,
@@ -26,6 +38,8 @@ from .elementwise import (
     isnan_p,
     le_p,
     log1p_p,
+    log2_p,
+    log10_p,
     log_p,
     logical_and_p,
     logical_not_p,
@@ -39,6 +53,8 @@ from .elementwise import (
     pow_p,
     pow_scalar_p,
     real_p,
+    remainder_p,
+    round_p,
     rsqrt_p,
     select_p,
     sign_p,
@@ -50,8 +66,10 @@ from .elementwise import (
     sub_p,
     tan_p,
     tanh_p,
+    trunc_p,
 )
-from .indexing import gather_p, scatter_add_p
+from .fft import fft_p, irfft_p, rfft_p
+from .indexing import basic_index_p, basic_index_transpose_p, gather_p, scatter_add_p
 from .linalg import *  # noqa: F401,F403  (decompositions, solves, expm)
 from .reductions import (
     argmax_p,
@@ -75,5 +93,7 @@ from .shape import (
     tril_p,
     triu_p,
 )
+from .sorting import argsort_p, sort_p
+from .special import erf_p, erfc_p, erfinv_p, gammaln_p, polygamma_p, xlogy_p
 
 __all__ = [n for n in dir() if n.endswith("_p")]

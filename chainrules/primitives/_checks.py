@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core import ShapedArray
-from ..dtypes import is_complex, is_inexact, short_name
+from ..dtypes import is_complex, is_inexact
 from ..errors import DTypeError, ShapeError, fmt_aval
 
 
@@ -56,7 +56,3 @@ def check_axes(op: str, axes, ndim: int) -> None:
             raise ShapeError(f"{op}: axis {ax} is out of range for an operand of rank {ndim}.")
     if len(set(axes)) != len(axes):
         raise ShapeError(f"{op}: repeated axis in {tuple(axes)}.")
-
-
-def dtype_name(d) -> str:
-    return short_name(d)

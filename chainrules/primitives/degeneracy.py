@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from ..core import Primitive, ShapedArray, Zero, is_undefined
+from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..errors import DegeneracyWarning, ShapeError, TenferroError
 from ._checks import require_inexact, require_real, same_shape_and_dtype
 
@@ -50,6 +50,12 @@ ADVICE = {
     "vectors of a multiplet (e.g. rebuilding U diag(g(S)) Vh through the block) is not. Keep "
     "whole multiplets together, or compute the quantity without the factors.",
 }
+
+
+def default_tie_eps(dtype) -> float:
+    """Default relative tie tolerance of the svd/eigh derivatives: 1e-4 in single precision,
+    1e-10 in double (``tenferro.linalg.default_eps`` explains the choice)."""
+    return 1e-4 if np.dtype(dtype) in (np.dtype("float32"), np.dtype("complex64")) else 1e-10
 
 
 def degeneracy_mode() -> str:
@@ -144,7 +150,7 @@ def _guard_aval(*ops, op, parts, eps):
 
 
 degeneracy_guard_p = Primitive(
-    "degeneracy_guard", multiple_results=True,
+    "degeneracy_guard", multiple_results=True, cost=no_flops,
     convention="identity in the quantities (the last operand, the spectrum s, only says where "
     "the ties are); its transpose is degeneracy_check, which inspects the cotangents",
 )

@@ -9,8 +9,9 @@ dot_generals with the conjugated other operand.
 from __future__ import annotations
 
 import functools
+import math
 
-from ..core import Primitive, ShapedArray, is_undefined
+from ..core import Primitive, ShapedArray, is_undefined, static_size
 from ..errors import DTypeError, ShapeError, fmt_aval
 from .elementwise import _nonlinear
 from .shape import inverse_permutation
@@ -20,7 +21,18 @@ def free_axes(ndim, contract, batch):
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
-dot_general_p = Primitive("dot_general")
+def _dot_cost(in_avals, out_avals, *, dimension_numbers):
+    """2 M N K real multiply-adds (x4 for complex)."""
+    (lc, _), _ = dimension_numbers
+    x = in_avals[0]
+    k = static_size(ShapedArray([x.shape[a] for a in lc], x.dtype))
+    out = static_size(out_avals[0])
+    if k is None or out is None:
+        return None
+    return 2 * out * k * (4 if x.dtype.kind == "c" else 1)
+
+
+dot_general_p = Primitive("dot_general", cost=_dot_cost)
 
 
 @dot_general_p.def_abstract_eval
@@ -53,13 +65,6 @@ def _dot_aval(x, y, *, dimension_numbers):
     return ShapedArray(shape, x.dtype)
 
 
-def _size(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
 @functools.lru_cache(maxsize=4096)
 def _layout(xnd, ynd, dimension_numbers):
     """Permutations bringing the operands to (batch, free, contract) / (batch, contract,
@@ -69,26 +74,31 @@ def _layout(xnd, ynd, dimension_numbers):
     yf = tuple(free_axes(ynd, rc, rb))
     xperm = tuple(lb) + xf + tuple(lc)
     yperm = tuple(rb) + tuple(rc) + yf
-    return (None if xperm == tuple(range(xnd)) else xperm,
-            None if yperm == tuple(range(ynd)) else yperm, xf, yf)
+    xperm = None if xperm == tuple(range(xnd)) else xperm
+    yperm = None if yperm == tuple(range(ynd)) else yperm
+    # already (batch..., m, k) @ (batch..., k, n): one matmul, nothing to move
+    direct = xperm is None and yperm is None and len(xf) == len(yf) == len(lc) == 1
+    return xperm, yperm, xf, yf, direct
 
 
 @dot_general_p.def_impl
 def _dot_impl(xp, x, y, *, dimension_numbers):
     # permute (a view) + reshape (a copy only when the axis groups are not contiguous) +
     # one BLAS matmul: what tensordot does, without its per-call argument handling
-    xperm, yperm, xf, yf = _layout(x.ndim, y.ndim, dimension_numbers)
+    xperm, yperm, xf, yf, direct = _layout(x.ndim, y.ndim, dimension_numbers)
+    if direct:
+        return xp.matmul(x, y)
     (lc, _), (lb, _) = dimension_numbers
     xs, ys = x.shape, y.shape
     bshape = tuple([xs[a] for a in lb])
     fx, fy = tuple([xs[a] for a in xf]), tuple([ys[a] for a in yf])
-    m, k, n = _size(fx), _size([xs[a] for a in lc]), _size(fy)
+    m, k, n = math.prod(fx), math.prod([xs[a] for a in lc]), math.prod(fy)
     if xperm is not None:
         x = xp.permute_dims(x, xperm)
     if yperm is not None:
         y = xp.permute_dims(y, yperm)
     if lb:
-        bsz = _size(bshape)
+        bsz = math.prod(bshape)
         out = xp.matmul(xp.reshape(x, (bsz, m, k)), xp.reshape(y, (bsz, k, n)))
     else:
         out = xp.matmul(xp.reshape(x, (m, k)), xp.reshape(y, (k, n)))

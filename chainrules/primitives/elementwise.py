@@ -9,7 +9,7 @@ tangent by f'(z). Transposes are adjoints under <a, b> = Re sum conj(a) * b.
 
 from __future__ import annotations
 
-from ..core import Primitive, ShapedArray, Zero, is_undefined
+from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import bool_, is_complex, is_inexact, real_dtype
 from ..errors import DTypeError, NonLinearError, ShapeError
 from ._checks import require_bool, require_inexact, require_real, same_shape_and_dtype
@@ -23,7 +23,7 @@ def _nonlinear(op: str, what: str):
 
 
 # --------------------------------------------------------------------------- constants
-full_p = Primitive("full", differentiable=False)
+full_p = Primitive("full", differentiable=False, cost=no_flops)
 full_p.__doc__ = "A constant of the given shape filled with ``value`` (no inputs)."
 
 
@@ -37,13 +37,7 @@ def _full_impl(xp, *, shape, value, dtype, device):
     return xp.constant(shape, value, dtype)
 
 
-@full_p.def_jvp
-def _full_jvp(b, primals, tangents, **params):
-    out = b.bind(full_p, **params)
-    return out, Zero(ShapedArray(params["shape"], params["dtype"]))
-
-
-iota_p = Primitive("iota", differentiable=False)
+iota_p = Primitive("iota", differentiable=False, cost=no_flops)
 iota_p.__doc__ = "Integers counting along ``dimension`` of ``shape`` (no inputs)."
 
 
@@ -61,16 +55,11 @@ def _iota_impl(xp, *, shape, dimension, dtype, device):
     return xp.broadcast_to(r, shape)
 
 
-@iota_p.def_jvp
-def _iota_jvp(b, primals, tangents, **params):
-    return b.bind(iota_p, **params), Zero(ShapedArray(params["shape"], params["dtype"]))
-
-
 # ------------------------------------------------------------------ linear unary ops
-neg_p = Primitive("neg")
-conj_p = Primitive("conj")
-real_p = Primitive("real")
-imag_p = Primitive("imag")
+neg_p = Primitive("neg", linear=True)
+conj_p = Primitive("conj", linear=True)
+real_p = Primitive("real", linear=True)
+imag_p = Primitive("imag", linear=True)
 
 
 @neg_p.def_abstract_eval
@@ -169,6 +158,72 @@ rsqrt_p = _analytic(
 )
 square_p = _analytic("square", lambda xp, x: xp.square(x), lambda b, x, y: b.mul(x, 2))
 
+# inverse trigonometric and hyperbolic functions (complex: principal branches, whose derivatives
+# are the formulas below with the principal square root)
+arcsin_p = _analytic(
+    "arcsin", lambda xp, x: xp.asin(x), lambda b, x, y: b.rsqrt(b.sub(1, b.mul(x, x))),
+    "derivative 1/sqrt(1 - x^2): inf at x = +-1; complex: principal branch",
+)
+arccos_p = _analytic(
+    "arccos", lambda xp, x: xp.acos(x),
+    lambda b, x, y: b.neg(b.rsqrt(b.sub(1, b.mul(x, x)))),
+    "derivative -1/sqrt(1 - x^2): inf at x = +-1; complex: principal branch",
+)
+arcsinh_p = _analytic(
+    "arcsinh", lambda xp, x: xp.asinh(x), lambda b, x, y: b.rsqrt(b.add(b.mul(x, x), 1)),
+    "complex: principal branch (derivative 1/sqrt(1 + z^2))",
+)
+arccosh_p = _analytic(
+    "arccosh", lambda xp, x: xp.acosh(x),
+    lambda b, x, y: b.mul(b.rsqrt(b.sub(x, 1)), b.rsqrt(b.add(x, 1))),
+    "derivative 1/(sqrt(x - 1) sqrt(x + 1)): inf at x = 1; complex: principal branch",
+)
+arctanh_p = _analytic(
+    "arctanh", lambda xp, x: xp.atanh(x), lambda b, x, y: b.reciprocal(b.sub(1, b.mul(x, x))),
+    "derivative 1/(1 - x^2): inf at x = +-1; complex: principal branch",
+)
+
+_LN2, _LN10 = 0.6931471805599453, 2.302585092994046
+
+
+def _exp2_impl(xp, x):
+    f = getattr(xp, "exp2", None)  # NumPy/CuPy have it; the array API standard does not
+    return f(x) if f is not None else xp.pow(2.0, x)
+
+
+exp2_p = _analytic("exp2", _exp2_impl, lambda b, x, y: b.mul(y, _LN2))
+log2_p = _analytic(
+    "log2", lambda xp, x: xp.log2(x), lambda b, x, y: b.div(1 / _LN2, x),
+    "derivative 1/(x ln 2) (inf at 0); complex: principal branch",
+)
+log10_p = _analytic(
+    "log10", lambda xp, x: xp.log10(x), lambda b, x, y: b.div(1 / _LN10, x),
+    "derivative 1/(x ln 10) (inf at 0); complex: principal branch",
+)
+
+
+# ------------------------------------------------------------- rounding (piecewise constant)
+def _rounding(name, impl, what):
+    p = Primitive(
+        name, differentiable=False,
+        convention=f"{what}: piecewise constant, derivative 0 everywhere (also at the jumps)",
+    )
+
+    @p.def_abstract_eval
+    def aval(x):
+        require_real(name, x)
+        require_inexact(name, x)
+        return x
+
+    p.def_impl(impl)
+    return p
+
+
+floor_p = _rounding("floor", lambda xp, x: xp.floor(x), "largest integer <= x")
+ceil_p = _rounding("ceil", lambda xp, x: xp.ceil(x), "smallest integer >= x")
+trunc_p = _rounding("trunc", lambda xp, x: xp.trunc(x), "integer part, rounded toward 0")
+round_p = _rounding("round", lambda xp, x: xp.round(x), "nearest integer, halves to even")
+
 
 # ------------------------------------------------------------------ abs and sign
 abs_p = Primitive("abs", convention="d abs(x)/dx = sign(x), which is 0 at x = 0 (also for complex)")
@@ -233,14 +288,15 @@ def _binary_aval(op, *, inexact=False, real=False):
             require_inexact(op, a)
         if real:
             require_real(op, a)
-        if a.dtype.kind == "b" and op in ("add", "sub", "mul", "div"):
+        if a.dtype.kind == "b" and op in ("add", "sub", "mul", "div", "remainder",
+                                          "floor_divide", "fmod"):
             raise DTypeError(f"{op}: bool operands; use logical_and/logical_or or cast first.")
         return a
 
     return aval
 
 
-add_p = Primitive("add")
+add_p = Primitive("add", linear=True)
 add_p.def_abstract_eval(_binary_aval("add"))
 add_p.def_impl(lambda xp, x, y: x + y)
 add_p.def_jvp(lambda b, p, t: (b.add(*p), b.add(*t)))
@@ -249,7 +305,7 @@ add_p.def_transpose(
                          ct if is_undefined(y) else None)
 )
 
-sub_p = Primitive("sub")
+sub_p = Primitive("sub", linear=True)
 sub_p.def_abstract_eval(_binary_aval("sub"))
 sub_p.def_impl(lambda xp, x, y: x - y)
 sub_p.def_jvp(lambda b, p, t: (b.sub(*p), b.sub(*t)))
@@ -369,6 +425,66 @@ def _atan2_jvp(b, primals, tangents):
     return out, t
 
 
+floor_divide_p = Primitive(
+    "floor_divide", differentiable=False,
+    convention="floor(x / y) as NumPy computes it (consistent with remainder): piecewise "
+    "constant, derivative 0",
+)
+floor_divide_p.def_abstract_eval(_binary_aval("floor_divide", real=True))
+floor_divide_p.def_impl(lambda xp, x, y: xp.floor_divide(x, y))
+
+remainder_p = Primitive(
+    "remainder",
+    convention="x - floor_divide(x, y) * y, the sign of the divisor (Python's %); derivative "
+    "1 in x and -floor_divide(x, y) in y: the derivative of the piece containing the point "
+    "(also at the jumps, where x / y is an integer)",
+)
+remainder_p.def_abstract_eval(_binary_aval("remainder", real=True))
+remainder_p.def_impl(lambda xp, x, y: xp.remainder(x, y))
+
+
+@remainder_p.def_jvp
+def _remainder_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = b.bind(remainder_p, x, y)
+    if not is_inexact(x.dtype):
+        return out, Zero(ShapedArray(x.shape, x.dtype))
+    return out, b.sub(tx, b.mul(ty, b.bind(floor_divide_p, x, y)))
+
+
+def _fmod_impl(xp, x, y):
+    f = getattr(xp, "fmod", None)  # NumPy/CuPy; the array API standard has no fmod
+    if f is not None:
+        return f(x, y)
+    # fmod of non-negative operands is the remainder; it is exact, and takes x's sign
+    r = xp.remainder(xp.abs(x), xp.abs(y))
+    if xp.isdtype(x.dtype, "real floating"):
+        return xp.copysign(r, x)
+    return xp.where(x < 0, -r, r)
+
+
+fmod_p = Primitive(
+    "fmod",
+    convention="C's fmod: x - trunc(x / y) * y, the sign of the dividend; derivative 1 in x and "
+    "-trunc(x / y) in y: the derivative of the piece containing the point (also at the jumps)",
+)
+fmod_p.def_abstract_eval(_binary_aval("fmod", real=True))
+fmod_p.def_impl(_fmod_impl)
+
+
+@fmod_p.def_jvp
+def _fmod_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = b.bind(fmod_p, x, y)
+    if not is_inexact(x.dtype):
+        return out, Zero(ShapedArray(x.shape, x.dtype))
+    if type(ty) is Zero:
+        return out, tx
+    q = b.bind(floor_divide_p, b.abs(x), b.abs(y))  # |trunc(x / y)|
+    q = b.mul(q, b.mul(b.sign(x), b.sign(y)))
+    return out, b.sub(tx, b.mul(ty, q))
+
+
 def _tie_weight(b, x, y, win):
     """Weight of ``x`` in max/min: 1 where it strictly wins, 1/2 at ties, else 0."""
     half = b.full_like(x, 0.5)
@@ -427,7 +543,7 @@ def _clamp_jvp(b, primals, tangents):
 
 
 # ------------------------------------------------------------------------ select
-select_p = Primitive("select")
+select_p = Primitive("select", linear=True)
 
 
 @select_p.def_abstract_eval
@@ -461,7 +577,7 @@ def _select_transpose(b, ct, pred, x, y):
 
 
 # --------------------------------------------------------- comparisons and logic
-def _bool_out(op, n_in, *, ordered=False, logical=False, any_dtype=False):
+def _bool_out(op, n_in, *, ordered=False, logical=False):
     def aval(*xs):
         a = same_shape_and_dtype(op, *xs) if n_in > 1 else xs[0]
         if logical:
@@ -473,19 +589,10 @@ def _bool_out(op, n_in, *, ordered=False, logical=False, any_dtype=False):
     return aval
 
 
-def _no_grad_jvp(p):
-    def jvp(b, primals, tangents, **params):
-        out = b.bind(p, *primals, **params)
-        return out, Zero(ShapedArray(out.shape, out.dtype))
-
-    return jvp
-
-
 def _boolean(name, n_in, impl, **kw):
     p = Primitive(name, differentiable=False, convention="boolean output: no gradient")
     p.def_abstract_eval(_bool_out(name, n_in, **kw))
     p.def_impl(impl)
-    p.def_jvp(_no_grad_jvp(p))
     return p
 
 
@@ -504,7 +611,7 @@ isnan_p = _boolean("isnan", 1, lambda xp, x: xp.isnan(x))
 
 # ------------------------------------------------------------ convert_element_type
 convert_element_type_p = Primitive(
-    "convert_element_type",
+    "convert_element_type", linear=True, cost=no_flops,
     convention="complex -> real keeps the real part; integer/bool targets carry no gradient",
 )
 
@@ -539,7 +646,7 @@ def _convert_transpose(b, ct, x, *, new_dtype):
 
 
 # ---------------------------------------------------------- identity-like operations
-copy_p = Primitive("copy")
+copy_p = Primitive("copy", linear=True, cost=no_flops)
 copy_p.__doc__ = "A fresh copy of the operand (identity as a function)."
 copy_p.def_abstract_eval(lambda x: x)
 copy_p.def_impl(lambda xp, x: xp.asarray(x, copy=True))
@@ -547,16 +654,14 @@ copy_p.def_jvp(lambda b, p, t: (b.bind(copy_p, p[0]), t[0]))
 copy_p.def_transpose(lambda b, ct, x: (ct,))
 
 stop_gradient_p = Primitive(
-    "stop_gradient", differentiable=False, convention="identity whose derivative is zero"
+    "stop_gradient", differentiable=False, cost=no_flops,
+    convention="identity whose derivative is zero",
 )
 stop_gradient_p.def_abstract_eval(lambda x: x)
 stop_gradient_p.def_impl(lambda xp, x: x)
-stop_gradient_p.def_jvp(
-    lambda b, p, t: (b.bind(stop_gradient_p, p[0]), Zero(ShapedArray(p[0].shape, p[0].dtype)))
-)
 
 optimization_barrier_p = Primitive(
-    "optimization_barrier",
+    "optimization_barrier", linear=True, cse=False, cost=no_flops,
     convention="identity; graph optimisations never merge across it (checkpointing uses it "
     "so recomputation is not folded back into the forward pass)",
 )
@@ -569,7 +674,7 @@ optimization_barrier_p.def_jvp(
 optimization_barrier_p.def_transpose(lambda b, ct, x: (b.bind(optimization_barrier_p, ct),))
 
 device_put_p = Primitive(
-    "device_put", out_device=lambda params: params["device"],
+    "device_put", linear=True, cost=no_flops, out_device=lambda params: params["device"],
     convention="a transfer between devices; its transpose transfers the cotangent back",
 )
 device_put_p.def_abstract_eval(lambda x, *, device, src: x)

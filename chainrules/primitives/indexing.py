@@ -1,13 +1,17 @@
-"""Integer-array indexing along one axis: ``gather`` (take) and its transpose ``scatter_add``.
+"""Indexing: integer-array indexing along one axis (``gather``/``scatter_add``) and NumPy
+basic indexing in one step (``basic_index``/``basic_index_transpose``).
 
-This is the embedding-table pattern: repeated indices in ``gather`` accumulate their
-cotangents in ``scatter_add``. Indices are integer arrays and are never differentiated; they
-must lie in ``[0, n)`` (the user-facing layer wraps negative indices).
+``gather`` (take) and its transpose ``scatter_add`` are the embedding-table pattern: repeated
+indices in ``gather`` accumulate their cotangents in ``scatter_add``. Indices are integer
+arrays and are never differentiated; they must lie in ``[0, n)`` (the user-facing layer wraps
+negative indices).
 """
 
 from __future__ import annotations
 
-from ..core import Primitive, ShapedArray, Zero, is_undefined
+import functools
+
+from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import is_integer
 from ..errors import DTypeError, ShapeError, fmt_aval
 from ._checks import check_axes
@@ -17,7 +21,7 @@ def _gather_shape(x, indices, axis):
     return tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :])
 
 
-gather_p = Primitive("gather")
+gather_p = Primitive("gather", linear=True, cost=no_flops)
 
 
 @gather_p.def_abstract_eval
@@ -50,7 +54,7 @@ def _gather_transpose(b, ct, x, indices, *, axis):
     return b.scatter_add(b.zeros_like(x), indices, ct, axis), None
 
 
-scatter_add_p = Primitive("scatter_add", convention="repeated indices accumulate")
+scatter_add_p = Primitive("scatter_add", linear=True, convention="repeated indices accumulate")
 
 
 @scatter_add_p.def_abstract_eval
@@ -83,3 +87,106 @@ def _scatter_transpose(b, ct, operand, indices, updates, *, axis):
     ct_op = ct if is_undefined(operand) else None
     ct_up = b.gather(ct, indices, axis) if is_undefined(updates) else None
     return ct_op, None, ct_up
+
+
+# ------------------------------------------------------------------------ basic indexing
+# NumPy basic indexing in one primitive: ``spec`` has one entry per output-producing index
+# element, in order: an int (a dropped axis), ``(start, stop, step)`` (a slice with resolved
+# bounds; ``stop`` is None for a reversed slice running to the front) or None (a new axis),
+# after ``...`` is expanded and missing trailing axes are filled with full slices. One
+# dispatch, and a view in NumPy: what ``x[0]`` costs in eager code. (The slice/reshape
+# lowering in ``tenferro.ops.indexing`` serves run-time sizes.)
+@functools.lru_cache(maxsize=4096)
+def basic_index_key(spec: tuple) -> tuple:
+    """The Python index object for ``spec`` (cached: specs repeat)."""
+    return tuple(slice(*e) if type(e) is tuple else e for e in spec)
+
+
+def _basic_index_shape(shape, spec):
+    out, axis = [], 0
+    for e in spec:
+        if e is None:
+            out.append(1)
+            continue
+        if type(e) is tuple:
+            out.append(len(range(*basic_index_key((e,))[0].indices(shape[axis]))))
+        axis += 1
+    return tuple(out)
+
+
+def _check_spec(op, x, spec):
+    consumed = sum(e is not None for e in spec)
+    if consumed != x.ndim:
+        raise ShapeError(f"{op}: the index addresses {consumed} axes of a rank-{x.ndim} operand.")
+    axis = 0
+    for e in spec:
+        if e is None:
+            continue
+        d = x.shape[axis]
+        if type(e) is int and not 0 <= e < d:
+            raise ShapeError(f"{op}: index {e} is out of range for axis {axis} of size {d}.")
+        axis += 1
+
+
+basic_index_p = Primitive("basic_index", linear=True, cost=no_flops, validate_eager=False,
+                          convention="NumPy basic indexing (ints, slices, new axes)")
+
+
+@basic_index_p.def_abstract_eval
+def _basic_index_aval(x, *, spec):
+    _check_spec("basic_index", x, spec)
+    return ShapedArray(_basic_index_shape(x.shape, spec), x.dtype)
+
+
+basic_index_p.def_impl(lambda xp, x, *, spec: x[basic_index_key(spec)])
+basic_index_p.def_jvp(
+    lambda b, p, t, *, spec: (b.bind(basic_index_p, p[0], spec=spec),
+                              t[0] if type(t[0]) is Zero
+                              else b.bind(basic_index_p, t[0], spec=spec))
+)
+
+
+@basic_index_p.def_transpose
+def _basic_index_transpose(b, ct, x, *, spec):
+    if type(ct) is Zero:
+        return (Zero(x.aval),)
+    return (b.bind(basic_index_transpose_p, ct, spec=spec, shape=tuple(x.shape)),)
+
+
+basic_index_transpose_p = Primitive(
+    "basic_index_transpose", linear=True,
+    convention="zeros of ``shape`` with the operand placed at the basic index ``spec`` "
+    "(the transpose of basic_index)",
+)
+
+
+@basic_index_transpose_p.def_abstract_eval
+def _basic_index_t_aval(ct, *, spec, shape):
+    _check_spec("basic_index_transpose", ShapedArray(shape, ct.dtype), spec)
+    want = _basic_index_shape(shape, spec)
+    if tuple(ct.shape) != want:
+        raise ShapeError(f"basic_index_transpose: operand {fmt_aval(ct)} does not fit the index "
+                         f"(expected shape {want}).")
+    return ShapedArray(shape, ct.dtype)
+
+
+@basic_index_transpose_p.def_impl
+def _basic_index_t_impl(xp, ct, *, spec, shape):
+    out = xp.zeros(shape, dtype=ct.dtype)
+    if None in spec:  # new axes have size 1: drop them (array API setitem takes no None)
+        spec = tuple(e for e in spec if e is not None)
+        ct = xp.reshape(ct, _basic_index_shape(shape, spec))
+    out[basic_index_key(spec)] = ct
+    return out
+
+
+basic_index_transpose_p.def_jvp(
+    lambda b, p, t, *, spec, shape: (
+        b.bind(basic_index_transpose_p, p[0], spec=spec, shape=shape),
+        t[0] if type(t[0]) is Zero
+        else b.bind(basic_index_transpose_p, t[0], spec=spec, shape=shape))
+)
+basic_index_transpose_p.def_transpose(
+    lambda b, ct, x, *, spec, shape: (
+        Zero(x.aval) if type(ct) is Zero else b.bind(basic_index_p, ct, spec=spec),)
+)

@@ -30,15 +30,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Primitive, ShapedArray, Zero, is_undefined
+from ..core import Primitive, ShapedArray, Zero, is_undefined, static_size
 from ..dtypes import int64, is_complex, is_inexact, real_dtype
-from ..errors import DTypeError, ShapeError, TenferroError, fmt_aval
+from ..errors import DTypeError, ShapeError, SingularMatrixError, fmt_aval
 from . import elementwise as _elementwise
 from . import reductions as _reductions
 from ._checks import require_inexact, require_real, same_shape_and_dtype
 from .degeneracy import (
     check_truncation_ties,
     cut_inverse_p,
+    default_tie_eps,
     degeneracy_check_p,
     degeneracy_guard_p,
     guard,
@@ -48,12 +49,6 @@ from .spectral import funm_p
 
 
 # ============================================================================ errors
-class SingularMatrixError(TenferroError, np.linalg.LinAlgError):
-    """A matrix that must be invertible (``inv``, ``solve``, the derivative of ``slogdet``) or
-    positive definite (``cholesky``) is not. Also a ``numpy.linalg.LinAlgError``, so code that
-    catches NumPy's error keeps working."""
-
-
 def _lapack(xp, op: str, fn, a, problem: str, fix: str):
     """Run a LAPACK call; turn its failure (or a non-finite result of finite input, which some
     GPU libraries return instead of failing) into a ``SingularMatrixError``."""
@@ -78,9 +73,33 @@ _SINGULAR_FIX = (
 )
 
 
+# ============================================================================== costs
+def _lapack_cost(per_matrix):
+    """A cost formula: ``per_matrix(m, n)`` FLOPs for each (m, n) matrix of the first operand."""
+
+    def cost(in_avals, out_avals, **params):
+        a = in_avals[0]
+        batch = static_size(ShapedArray(a.shape[:-2], a.dtype))
+        if batch is None or not a.is_static:
+            return None
+        return batch * per_matrix(*a.shape[-2:])
+
+    return cost
+
+
+_SVD_COST = _lapack_cost(lambda m, n: 4 * m * n * min(m, n) + 8 * min(m, n) ** 3)
+_CUBIC = {  # LAPACK estimates for square (n, n) problems
+    "eigh": 9, "cholesky": 1 / 3, "solve": 2 / 3, "lu": 2 / 3, "expm": 20, "expm_frechet": 40,
+    "adjugate": 2,  # LU and the inverse (the SVD fallback only near singular matrices)
+}
+
+
+def _cubic_cost(name):
+    k = _CUBIC[name]
+    return _lapack_cost(lambda m, n: int(k * n**3))
+
+
 # ============================================================================ checks
-
-
 def _require_matrix(op: str, a, *, square: bool = False) -> None:
     if not is_inexact(a.dtype):
         raise DTypeError(
@@ -242,7 +261,7 @@ def _broadened_inverse_jvp(b, primals, tangents):
 
 # ============================================================================== SVD
 svd_p = Primitive(
-    "svd",
+    "svd", decomposition=True, cost=_SVD_COST,
     multiple_results=True,
     convention="thin (or full) SVD A = U diag(S) Vh; gauge: the largest-magnitude entry of each "
     "column of V is real and positive; 1/(s_j^2 - s_i^2) = 1/(s_j - s_i) * 1/(s_j + s_i) and 1/s "
@@ -360,7 +379,7 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, eps):
 
 
 svdvals_p = Primitive(
-    "svdvals",
+    "svdvals", decomposition=True, cost=_SVD_COST,
     convention="singular values only (no vectors computed); derivative dS = Re diag(U^H dA V) "
     "with the vectors recomputed by svd when needed",
 )
@@ -389,7 +408,7 @@ def _svdvals_jvp(b, primals, tangents, *, eps):
 
 # ============================================================================== eigh
 eigh_p = Primitive(
-    "eigh",
+    "eigh", decomposition=True, cost=_cubic_cost("eigh"),
     multiple_results=True,
     convention="eigendecomposition of the Hermitian part (A + A^H)/2, ascending eigenvalues; "
     "gauge: the largest-magnitude entry of each eigenvector is real and positive; "
@@ -441,7 +460,7 @@ def _eigh_jvp(b, primals, tangents, *, eps):
 
 
 eigvalsh_p = Primitive(
-    "eigvalsh",
+    "eigvalsh", decomposition=True, cost=_cubic_cost("eigh"),
     convention="eigenvalues of the Hermitian part (A + A^H)/2, ascending; dw = diag(V^H dA V) "
     "with the eigenvectors recomputed by eigh when needed",
 )
@@ -471,7 +490,7 @@ def _eigvalsh_jvp(b, primals, tangents, *, eps):
 
 # ================================================================================ QR
 qr_p = Primitive(
-    "qr",
+    "qr", decomposition=True, cost=_lapack_cost(lambda m, n: 2 * m * n * min(m, n)),
     multiple_results=True,
     convention="Householder QR; diag(R) real (non-negative with positive=True); wide matrices: "
     "the leading square block determines Q",
@@ -533,7 +552,7 @@ def _qr_jvp(b, primals, tangents, *, complete, positive):
 
 # ========================================================================== Cholesky
 cholesky_p = Primitive(
-    "cholesky",
+    "cholesky", decomposition=True, cost=_cubic_cost("cholesky"),
     convention="lower Cholesky factor of the Hermitian part (A + A^H)/2",
 )
 
@@ -569,7 +588,7 @@ def _cholesky_jvp(b, primals, tangents):
 
 # ================================================================== triangular solve
 triangular_solve_p = Primitive(
-    "triangular_solve",
+    "triangular_solve", cost=_lapack_cost(lambda m, n: m * m * n),
     convention="solves op(A) X = B (left_side) or X op(A) = B, op = transpose/conjugate as "
     "flagged; only the lower (upper) triangle of A is read, so only it gets a derivative",
 )
@@ -627,7 +646,10 @@ def _trisolve_transpose(b, ct, a, rhs, *, left_side, lower, transpose_a, conjuga
 
 
 # ============================================================================= solve
-solve_p = Primitive("solve", convention="X = A^-1 B for square A, B of shape (..., n, k)")
+solve_p = Primitive(
+    "solve", cost=_cubic_cost("solve"),
+    convention="X = A^-1 B for square A, B of shape (..., n, k)",
+)
 
 
 @solve_p.def_abstract_eval
@@ -668,7 +690,10 @@ def _solve_transpose(b, ct, a, rhs):
 
 
 # ======================================================================= inv and det
-inv_p = Primitive("inv", convention="matrix inverse; dX = -X dA X")
+inv_p = Primitive(
+    "inv", decomposition=True, cost=_cubic_cost("solve"),
+    convention="matrix inverse; dX = -X dA X",
+)
 
 
 @inv_p.def_abstract_eval
@@ -697,7 +722,7 @@ def _trace_inv_times(b, a, da):
 
 
 adjugate_p = Primitive(
-    "adjugate",
+    "adjugate", decomposition=True, cost=_cubic_cost("adjugate"),
     convention="adj(A) = det(A) A^-1 extended continuously to every square matrix (the "
     "transposed cofactor matrix); its derivative (tr(adj dA) I - adj dA) A^-1 needs an "
     "invertible matrix",
@@ -758,7 +783,7 @@ def _adjugate_jvp(b, primals, tangents):
 
 
 det_p = Primitive(
-    "det",
+    "det", decomposition=True, cost=_cubic_cost("lu"),
     convention="d det = tr(adj(A) dA) with the adjugate adj(A) = det(A) A^-1 extended to "
     "singular matrices: finite and exact at every rank (0 at rank <= n - 2)",
 )
@@ -784,7 +809,7 @@ def _det_jvp(b, primals, tangents):
 
 
 slogdet_p = Primitive(
-    "slogdet",
+    "slogdet", decomposition=True, cost=_cubic_cost("lu"),
     multiple_results=True,
     convention="(sign, log|det|); d log|det| = Re tr(A^-1 dA), d sign = i sign Im tr(A^-1 dA) "
     "(zero for real matrices); the derivative needs an invertible matrix",
@@ -814,7 +839,10 @@ def _slogdet_jvp(b, primals, tangents):
 
 
 # ========================================================================= expm
-expm_p = Primitive("expm", convention="matrix exponential; dexp(A)[E] = expm_frechet(A, E)")
+expm_p = Primitive(
+    "expm", decomposition=True, cost=_cubic_cost("expm"),
+    convention="matrix exponential; dexp(A)[E] = expm_frechet(A, E)",
+)
 
 
 @expm_p.def_abstract_eval
@@ -836,7 +864,7 @@ def _expm_jvp(b, primals, tangents):
 
 
 expm_frechet_p = Primitive(
-    "expm_frechet",
+    "expm_frechet", cost=_cubic_cost("expm_frechet"),
     convention="L(A, E) = int_0^1 exp(sA) E exp((1-s)A) ds, the Frechet derivative of expm; "
     "linear in E (adjoint L(A^H, .)); its derivative in A uses exp([[A, E], [0, A]])",
 )
@@ -926,13 +954,13 @@ truncation_indices_p = Primitive(
 truncation_indices_p.__doc__ = (
     "arange(r) for the rank r a truncated SVD keeps, decided from the singular values at run "
     "time (``truncation_rank``). Its output length is the symbolic size ``size``: the one "
-    "data-dependent shape in traced graphs. With ``eps`` (the svd's tie tolerance) it also "
-    "reports a cut through a degenerate multiplet (``DegeneracyWarning``)."
+    "data-dependent shape in traced graphs. It also reports a cut through a degenerate "
+    "multiplet (``DegeneracyWarning``; ties within the dtype's default relative tolerance)."
 )
 
 
 @truncation_indices_p.def_abstract_eval
-def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size, eps=None):
+def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size):
     require_real("truncation_indices", s)
     if s.ndim < 1:
         raise ShapeError(f"truncation_indices: expected singular values, got {s}.")
@@ -940,21 +968,15 @@ def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size, eps=None):
 
 
 @truncation_indices_p.def_impl
-def _trunc_impl(xp, s, *, max_rank, cutoff, relative_cutoff, size, eps=None):
+def _trunc_impl(xp, s, *, max_rank, cutoff, relative_cutoff, size):
     r = truncation_rank(xp, s, max_rank, cutoff, relative_cutoff)
-    if eps is not None:
-        check_truncation_ties(xp.to_numpy(s), r, eps)
+    # the tie tolerance is the dtype's default (not the svd's eps): graph files written before
+    # the check existed hold no tolerance, and must keep loading
+    check_truncation_ties(xp.to_numpy(s), r, default_tie_eps(xp.np_dtype(s.dtype)))
     return xp.arange(r, dtype=int64)
 
 
-@truncation_indices_p.def_jvp
-def _trunc_jvp(b, primals, tangents, **params):
-    out = b.bind(truncation_indices_p, primals[0], **params)
-    return out, Zero(ShapedArray(out.shape, out.dtype))
-
-
 __all__ = [
-    "SingularMatrixError",
     "adjugate_p",
     "cut_inverse_p",
     "degeneracy_check_p",

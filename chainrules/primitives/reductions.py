@@ -17,7 +17,7 @@ def _kept(x_ndim, axes):
     return tuple(i for i in range(x_ndim) if i not in axes)
 
 
-reduce_sum_p = Primitive("reduce_sum")
+reduce_sum_p = Primitive("reduce_sum", linear=True, validate_eager=False)
 
 
 @reduce_sum_p.def_abstract_eval
@@ -36,7 +36,7 @@ reduce_sum_p.def_transpose(
 )
 
 
-def _extremum(name, xp_name, cmp_name):
+def _extremum(name, xp_name):
     p = Primitive(
         name, convention="ties share the gradient equally among all maximal (minimal) entries"
     )
@@ -67,12 +67,12 @@ def _extremum(name, xp_name, cmp_name):
     return p
 
 
-reduce_max_p = _extremum("reduce_max", "max", "gt")
-reduce_min_p = _extremum("reduce_min", "min", "lt")
+reduce_max_p = _extremum("reduce_max", "max")
+reduce_min_p = _extremum("reduce_min", "min")
 
 
 reduce_prod_p = Primitive(
-    "reduce_prod",
+    "reduce_prod", validate_eager=False,
     convention="exact at zeros to every order: d prod / d x_i is the product of the others, "
     "computed by prefix/suffix scans rather than prod/x_i",
 )
@@ -151,12 +151,6 @@ def _arg(name, xp_name):
         return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), int64)
 
     p.def_impl(lambda xp, x, *, axis: xp.astype(getattr(xp, xp_name)(x, axis=axis), int64))
-
-    @p.def_jvp
-    def jvp(b, primals, tangents, *, axis):
-        out = b.bind(p, primals[0], axis=axis)
-        return out, Zero(ShapedArray(out.shape, out.dtype))
-
     return p
 
 
@@ -164,7 +158,7 @@ argmax_p = _arg("argmax", "argmax")
 argmin_p = _arg("argmin", "argmin")
 
 
-cumsum_p = Primitive("cumsum")
+cumsum_p = Primitive("cumsum", linear=True)
 
 
 @cumsum_p.def_abstract_eval

@@ -1,32 +1,49 @@
 """Structural primitives: reshape, transpose, broadcast_in_dim, slice, pad, concatenate, flip,
-diagonal / diag_embed and tril / triu. All are linear; their transposes are each other."""
+diagonal / diag_embed and tril / triu. All are linear; their transposes are each other.
+
+Sizes, offsets and slice bounds may be run-time sizes (``chainrules.symbolic``): the rules
+compute with them symbolically (``k - 1``, ``k + 1``, ``min(2, k)``...) and check bounds by
+``decide``; a bound that only the run could check is refused, never assumed."""
 
 from __future__ import annotations
 
-from ..core import Primitive, ShapedArray, is_undefined
+from ..core import Primitive, ShapedArray, is_undefined, no_flops
 from ..errors import DTypeError, ShapeError
-from ..symbolic import Sym, size_of
+from ..symbolic import Sym, decide, is_one, size_of, sym_max, sym_min
 from ._checks import check_axes
 
 _prod = size_of
 
 
-def _static_axis(op, x, axis):
-    if isinstance(x.shape[axis], Sym):
+def _holds(op: str, a, rel: str, b, x, ax, what: str) -> None:
+    """Check the size relation ``a rel b`` for axis ``ax`` of ``x``; refuse it when false, or
+    when only the run could tell (a run-time size on either side)."""
+    r = decide(a, rel, b)
+    if r is True:
+        return
+    what = f"axis {ax} of {x}: {what}"
+    if r is None:
         raise ShapeError(
-            f"{op}: axis {axis} of {x} has a size known only at run time (e.g. an SVD rank "
-            f"chosen by a cutoff); {op} along it is not supported in traced mode."
+            f"{op}: cannot check {what} ({a} {rel} {b}) before run time: it involves a size "
+            f"known only at run time (e.g. an SVD rank chosen by a cutoff). Use bounds that "
+            f"hold for every rank (e.g. negative indices from the end), or pass max_rank= for "
+            f"a static rank."
         )
+    raise ShapeError(f"{op}: {what} does not hold ({a} {rel} {b}).")
+
+
+def _nonneg_size(d) -> bool:
+    return decide(d, ">=", 0) is True if isinstance(d, Sym) else isinstance(d, int) and d >= 0
 
 
 # ------------------------------------------------------------------------ reshape
-reshape_p = Primitive("reshape")
+reshape_p = Primitive("reshape", linear=True, cost=no_flops, validate_eager=False)
 
 
 @reshape_p.def_abstract_eval
 def _reshape_aval(x, *, new_sizes):
-    bad = any(not (isinstance(d, Sym) or (isinstance(d, int) and d >= 0)) for d in new_sizes)
-    if bad or _prod(new_sizes) != _prod(x.shape):
+    bad = any(not _nonneg_size(d) for d in new_sizes)
+    if bad or decide(_prod(new_sizes), "==", _prod(x.shape)) is not True:
         raise ShapeError(
             f"reshape: cannot reshape {x} (size {_prod(x.shape)}) into shape {tuple(new_sizes)} "
             f"(size {_prod(new_sizes)}); the number of elements must match."
@@ -42,7 +59,7 @@ reshape_p.def_transpose(lambda b, ct, x, *, new_sizes: (b.reshape(ct, x.shape),)
 
 
 # ---------------------------------------------------------------------- transpose
-transpose_p = Primitive("transpose")
+transpose_p = Primitive("transpose", linear=True, cost=no_flops, validate_eager=False)
 
 
 @transpose_p.def_abstract_eval
@@ -71,7 +88,7 @@ transpose_p.def_transpose(
 
 
 # --------------------------------------------------------------- broadcast_in_dim
-broadcast_in_dim_p = Primitive("broadcast_in_dim")
+broadcast_in_dim_p = Primitive("broadcast_in_dim", linear=True, cost=no_flops)
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -79,7 +96,9 @@ def _bid_aval(x, *, shape, broadcast_dimensions):
     bd = broadcast_dimensions
     ok = len(bd) == x.ndim and all(0 <= d < len(shape) for d in bd)
     ok = ok and all(bd[i] < bd[i + 1] for i in range(len(bd) - 1))
-    ok = ok and all(x.shape[i] in (1, shape[d]) for i, d in enumerate(bd))
+    ok = ok and all(
+        is_one(x.shape[i]) or decide(x.shape[i], "==", shape[d]) is True for i, d in enumerate(bd)
+    )
     if not ok:
         raise ShapeError(
             f"broadcast_in_dim: cannot broadcast {x} to shape {tuple(shape)} with operand axes "
@@ -108,18 +127,16 @@ broadcast_in_dim_p.def_jvp(
 def _bid_transpose(b, ct, x, *, shape, broadcast_dimensions):
     bd = broadcast_dimensions
     summed = [d for d in range(len(shape)) if d not in bd]
-    summed += [d for i, d in enumerate(bd) if x.shape[i] == 1 and shape[d] != 1]
+    summed += [d for i, d in enumerate(bd) if is_one(x.shape[i]) and not is_one(shape[d])]
     return (b.reshape(b.reduce_sum(ct, tuple(sorted(summed))), x.shape),)
 
 
 # -------------------------------------------------------------------------- slice
-slice_p = Primitive("slice")
+slice_p = Primitive("slice", linear=True, cost=no_flops)
 
 
 def _slice_len(start, limit, stride):
-    if isinstance(limit, Sym):  # the whole of a run-time axis
-        return limit
-    return max(0, (limit - start + stride - 1) // stride)
+    return (limit - start + stride - 1) // stride  # limit >= start is checked first
 
 
 @slice_p.def_abstract_eval
@@ -131,18 +148,14 @@ def _slice_aval(x, *, start_indices, limit_indices, strides):
             f"{start_indices}, {limit_indices}, {strides}."
         )
     for ax, (s, lim, st, d) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
-        if isinstance(d, Sym) or isinstance(lim, Sym):
-            if not (s == 0 and lim == d and st == 1):
-                raise ShapeError(
-                    f"slice: axis {ax} of {x} has a size known only at run time; only the "
-                    f"whole axis can be taken in traced mode."
-                )
-            continue
-        if not (0 <= s <= lim <= d) or st < 1:
-            raise ShapeError(
-                f"slice: axis {ax} of {x}: need 0 <= start ({s}) <= limit ({lim}) <= {d} and "
-                f"stride ({st}) >= 1."
-            )
+        if isinstance(st, Sym) or st < 1:
+            raise ShapeError(f"slice: axis {ax} of {x}: stride ({st}) must be a static int >= 1.")
+        if s.__class__ is int and lim.__class__ is int and d.__class__ is int and (
+                0 <= s <= lim <= d):
+            continue  # static and fine: the common case
+        _holds("slice", s, ">=", 0, x, ax, "start >= 0")
+        _holds("slice", s, "<=", lim, x, ax, "start <= limit")
+        _holds("slice", lim, "<=", d, x, ax, "limit <= size")
     out = tuple(_slice_len(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))
     return ShapedArray(out, x.dtype)
 
@@ -164,21 +177,23 @@ slice_p.def_jvp(
 def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides):
     cfg = []
     for s, n_out, st, d in zip(start_indices, ct.shape, strides, x.shape):
-        used = s + (n_out - 1) * st + 1 if n_out else s
-        cfg.append((s, d - used, st - 1))
+        cfg.append((s, d - _window_limit(s, n_out, st - 1), st - 1))
     return (b.pad(ct, 0, tuple(cfg)),)
 
 
 # ---------------------------------------------------------------------------- pad
-pad_p = Primitive("pad")
+pad_p = Primitive("pad", linear=True, cost=no_flops)
 
 
 def _padded_len(n, lo, hi, interior):
-    if isinstance(n, Sym):
-        if lo or hi or interior:
-            raise ShapeError(f"pad: cannot pad an axis of run-time size {n} in traced mode.")
-        return n
-    return lo + hi + n + max(n - 1, 0) * interior
+    return lo + hi + n + (sym_max(n - 1, 0) * interior if interior else 0)
+
+
+def _window_limit(lo, n, interior):
+    """One past the last padded position holding one of the ``n`` operand entries."""
+    if not interior:
+        return lo + n
+    return lo + sym_max(n - 1, 0) * (interior + 1) + sym_min(n, 1)
 
 
 @pad_p.def_abstract_eval
@@ -188,7 +203,10 @@ def _pad_aval(x, padding_value, *, padding_config):
             f"pad: padding value must be a scalar of the operand dtype; got {padding_value} "
             f"for operand {x}."
         )
-    if len(padding_config) != x.ndim or any(min(c) < 0 for c in padding_config):
+    if len(padding_config) != x.ndim or any(
+        len(c) != 3 or not all(_nonneg_size(v) for v in c) or isinstance(c[2], Sym)
+        for c in padding_config
+    ):
         raise ShapeError(
             f"pad: need one non-negative (low, high, interior) triple per axis of {x}; got "
             f"{padding_config}. Use slicing to crop."
@@ -225,9 +243,7 @@ pad_p.def_jvp(
 def _pad_transpose(b, ct, x, padding_value, *, padding_config):
     n = x.shape
     starts = tuple(lo for lo, _, _ in padding_config)
-    limits = tuple(
-        lo + max(d - 1, 0) * (i + 1) + 1 if d else lo for d, (lo, _, i) in zip(n, padding_config)
-    )
+    limits = tuple(_window_limit(lo, d, i) for d, (lo, _, i) in zip(n, padding_config))
     strides = tuple(i + 1 for _, _, i in padding_config)
     ct_x = b.slice(ct, starts, limits, strides)
     ct_pv = None
@@ -237,7 +253,7 @@ def _pad_transpose(b, ct, x, padding_value, *, padding_config):
 
 
 # -------------------------------------------------------------------- concatenate
-concatenate_p = Primitive("concatenate")
+concatenate_p = Primitive("concatenate", linear=True, cost=no_flops)
 
 
 @concatenate_p.def_abstract_eval
@@ -252,14 +268,13 @@ def _concat_aval(*xs, dimension):
                 f"tenferro.concatenate (which promotes) or .astype first."
             )
         if x.ndim != x0.ndim or any(
-            a != c for i, (a, c) in enumerate(zip(x.shape, x0.shape)) if i != dimension
+            decide(a, "==", c) is not True
+            for i, (a, c) in enumerate(zip(x.shape, x0.shape)) if i != dimension
         ):
             raise ShapeError(
                 f"concatenate: shapes {', '.join(map(str, xs))} differ outside axis {dimension}."
             )
     shape = list(x0.shape)
-    for x in xs:
-        _static_axis("concatenate", x, dimension)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
     return ShapedArray(shape, x0.dtype)
 
@@ -290,7 +305,7 @@ def _concat_transpose(b, ct, *xs, dimension):
 
 
 # --------------------------------------------------------------------------- flip
-flip_p = Primitive("flip")
+flip_p = Primitive("flip", linear=True, cost=no_flops)
 
 
 @flip_p.def_abstract_eval
@@ -305,19 +320,14 @@ flip_p.def_transpose(lambda b, ct, x, *, axes: (b.flip(ct, axes),))
 
 
 # ------------------------------------------------------ diagonal and its embedding
-diagonal_p = Primitive("diagonal")
+diagonal_p = Primitive("diagonal", linear=True, cost=no_flops)
 diagonal_p.__doc__ = "The ``offset`` diagonal of the last two axes, appended as the last axis."
 
 
 def diag_len(m, n, offset):
-    if isinstance(m, Sym) or isinstance(n, Sym):
-        if offset == 0 and m == n:
-            return m
-        raise ShapeError(
-            f"diagonal: the diagonal {offset} of a {m} x {n} matrix has a run-time length; only "
-            f"the main diagonal of a square matrix is supported in traced mode."
-        )
-    return max(0, min(m, n - offset)) if offset >= 0 else max(0, min(m + offset, n))
+    if offset >= 0:
+        return sym_max(0, sym_min(m, n - offset))
+    return sym_max(0, sym_min(m + offset, n))
 
 
 @diagonal_p.def_abstract_eval
@@ -336,14 +346,14 @@ diagonal_p.def_transpose(
     lambda b, ct, x, *, offset: (b.diag_embed(ct, offset, tuple(x.shape[-2:])),)
 )
 
-diag_embed_p = Primitive("diag_embed")
+diag_embed_p = Primitive("diag_embed", linear=True, cost=no_flops)
 diag_embed_p.__doc__ = "Place the last axis on the ``offset`` diagonal of (..., m, n) zeros."
 
 
 @diag_embed_p.def_abstract_eval
 def _diag_embed_aval(x, *, offset, dims):
     m, n = dims
-    if x.ndim < 1 or x.shape[-1] != diag_len(m, n, offset):
+    if x.ndim < 1 or decide(x.shape[-1], "==", diag_len(m, n, offset)) is not True:
         raise ShapeError(
             f"diag_embed: operand {x} does not fill diagonal {offset} of a {m}x{n} matrix "
             f"(length {diag_len(m, n, offset)})."
@@ -374,7 +384,7 @@ diag_embed_p.def_transpose(lambda b, ct, x, *, offset, dims: (b.diagonal(ct, off
 
 
 def _tri(name, fn):
-    p = Primitive(name)
+    p = Primitive(name, linear=True, cost=no_flops)
 
     @p.def_abstract_eval
     def aval(x, *, k):

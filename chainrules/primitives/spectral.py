@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from ..core import Primitive, ShapedArray, Zero, is_undefined
+from ..core import Primitive, ShapedArray, Zero, is_undefined, static_size
 from ..errors import DTypeError, ShapeError, fmt_aval
 from .elementwise import _nonlinear
 
@@ -227,8 +227,19 @@ def divided_difference(xp, g: _Scalar, points):
 
 
 # ================================================================== the funm primitive
+def _funm_cost(in_avals, out_avals, **params):
+    """One eigendecomposition (~9 n^3) per distinct matrix of the chain (at most p), the
+    n^p divided-difference tensor contracted with the p - 1 links, and the basis changes."""
+    a = in_avals[0]
+    batch = static_size(ShapedArray(a.shape[:-2], a.dtype))
+    if batch is None or not a.is_static:
+        return None
+    n, p = a.shape[-1], (len(in_avals) + 1) // 2
+    return batch * (9 * p * n**3 + 4 * (p - 1) * n**3 + (p - 1) * n ** (p + 1))
+
+
 funm_p = Primitive(
-    "funm",
+    "funm", decomposition=True, cost=_funm_cost,
     convention="f(T)[top-right block] for the block bidiagonal T with Hermitian diagonal "
     "blocks (their Hermitian parts) a_1..a_p and superdiagonal blocks e_1..e_{p-1}; p = 1: "
     "f(A). Divided differences of the named scalar f: exact at every degeneracy, to any order",

@@ -20,27 +20,22 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from chainrules import ShapedArray
 from chainrules.dtypes import is_inexact
 from chainrules.primitives.elementwise import optimization_barrier_p
 
 from ..core.dispatch import bind, dispatch, state, top_trace
 from ..core.tensor import Tensor
-from ..errors import GradientError
-from ..ir.passes.cse import NO_CSE
 from ..ops._base import tensor_of
 from ..ops.creation import get_rng_state, set_rng_state
 from ..pytree import tree_flatten, tree_unflatten
-from .engine import _SEQ, Node
-
-NO_CSE.add(optimization_barrier_p.name)
-
-DECOMPOSITIONS = frozenset({"svd", "svdvals", "qr", "eigh", "eigvalsh", "cholesky", "slogdet",
-                            "expm"})
+from .tape import _SEQ, Node, PrimitiveNode, released_error, toposort
 
 
 def save_decompositions(prim) -> bool:
-    """Policy: keep the outputs of matrix decompositions, recompute everything else."""
-    return prim.name in DECOMPOSITIONS
+    """Policy: keep the outputs of matrix decompositions (``Primitive.decomposition``),
+    recompute everything else."""
+    return prim.decomposition
 
 
 def _policy_fn(policy):
@@ -99,32 +94,30 @@ def run_forward(fn, args, policy, level):
 class CheckpointNode(Node):
     """A checkpointed call on a tape: keeps the inputs, recomputes the inside on backward."""
 
-    __slots__ = ("fn", "saved", "n_out", "out_avals", "rng", "policy", "stash", "level",
-                 "loader")
+    __slots__ = ("fn", "saved", "n_out", "out_avals", "rng", "policy", "stash", "level")
+    name = "checkpoint"
 
-    def __init__(self, fn, parents, saved, out_avals, rng, policy, stash, level, loader=None):
+    def __init__(self, tape, fn, parents, saved, out_avals, rng, policy, stash, level, backend):
         self.seq = next(_SEQ)
+        self.tape, self.backend = tape, backend
         self.fn, self.parents, self.saved = fn, parents, saved
         self.n_out, self.out_avals = len(out_avals), out_avals
         self.rng, self.policy, self.stash, self.level = rng, policy, stash, level
-        self.loader = loader
 
     def backward(self, cts, ctx):
         from .reverse import vjp
 
         if self.saved is None:
-            raise GradientError(
-                "checkpoint: trying to backward through the graph a second time (its inputs "
-                "were freed). Pass retain_graph=True to the first backward() if needed."
-            )
-        xs, cts = self.loader(self, cts, ctx) if self.loader else (self.saved, cts)
+            raise released_error("checkpoint")
+        xs = self.tape.load_tensors(self.saved, self, ctx)
+        cts = ctx.to_tensors(cts, self)
         cts = [dispatch.full(a.shape, 0, a.dtype) if c is None else c
                for c, a in zip(cts, self.out_avals)]
         barrier = [bind(optimization_barrier_p, x) if _inexact(x) else x for x in xs]
         outer_rng = get_rng_state()
         set_rng_state(self.rng)
         old = state.hook
-        if self.policy is not None:
+        if self.policy is not None and self.tape.replays(ctx):
             state.hook = _Replay(self.policy, self.level, self.stash, old)
         try:
             _, pull = vjp(self.fn, *barrier)
@@ -132,13 +125,30 @@ class CheckpointNode(Node):
         finally:
             state.hook = old
             set_rng_state(outer_rng)
-        if self.loader:
-            return self.loader.unload(grads, ctx)
-        return [g if p is not None else None for g, p in zip(grads, self.parents)]
+        return ctx.from_tensors([g if p is not None else None
+                                 for g, p in zip(grads, self.parents)])
 
     def release(self):
         self.saved = None
         self.stash = None
+
+
+def record_checkpoint(tape, fn, args, policy) -> list:
+    """Run ``fn`` on ``args``' values without recording its inside, and record one node on
+    ``tape`` that recomputes it in the backward pass."""
+    parents = tuple(tape.parent(a) for a in args)
+    primals = [tape.lowered(a) for a in args]
+    if parents.count(None) == len(parents):
+        return fn(*primals)
+    level = top_trace(primals, "checkpoint").level
+    rng = get_rng_state()
+    with tape.paused():
+        outs, stash = run_forward(fn, primals, policy, level)
+    avals = [ShapedArray(o.shape, o.dtype) for o in outs]
+    backend = getattr(args[0], "_backend", None)
+    node = CheckpointNode(tape, fn, parents, [tape.save(a) for a in args], avals, rng, policy,
+                          stash, level, backend)
+    return [tape.box(o, node, i) if _inexact(o) else o for i, o in enumerate(outs)]
 
 
 def _inexact(x) -> bool:
@@ -175,7 +185,7 @@ def checkpoint(f=None, *, policy=None):
             return [tensor_of(o) for o in leaves]
 
         top = top_trace(tensors, "checkpoint")
-        outs = top.process_checkpoint(fn_flat, tensors, pol)
+        outs = top.process_checkpoint(fn_flat, top.lift_all(tensors), pol)
         return tree_unflatten(out_tree_box[0], outs)
 
     return wrapped
@@ -235,25 +245,21 @@ def saved_residuals(f, *args) -> Residuals:
     """Run ``f`` under reverse mode and list what the backward pass keeps alive (each
     distinct saved array once, with the operation that saved it), and the total bytes."""
     from ..core.dispatch import new_trace
-    from .engine import TemplateNode, toposort
-    from .reverse import TapeTrace, TapeTracer, _inputs
+    from .reverse import TapeTrace, TapeTracer, watch
 
     flat, tree = tree_flatten(args)
     flat = [tensor_of(x) for x in flat]
     with new_trace(TapeTrace) as tr:
-        ins, _ = _inputs(tr, flat)
+        ins, _ = watch(tr, flat)
         out = f(*tree_unflatten(tree, ins))
         roots = [o.node for o in tree_flatten(out)[0]
                  if type(o) is TapeTracer and o._trace is tr and o.node is not None]
     res, seen = Residuals(), set()
     input_ids = {_buffer_id(x) for x in flat}
     for node in toposort(roots):
-        if isinstance(node, TemplateNode):
-            op, vals = node.tmpl.prim.name, node.saved
-        elif isinstance(node, CheckpointNode):
-            op, vals = "checkpoint", node.saved
-        else:
+        if not isinstance(node, (PrimitiveNode, CheckpointNode)):
             continue
+        op, vals = node.name, node.saved
         for v in vals or ():
             key, n = _buffer(v)
             if key in seen or key in input_ids:

@@ -1,4 +1,4 @@
-"""Forward mode: ``jvp`` (and ``hvp``, ``jacfwd``, ``jacrev``, ``hessian`` built on it).
+"""Forward mode: ``jvp`` (``hvp``, ``jacfwd`` and ``linearize`` build on it).
 
 ``JVPTrace`` carries (primal, tangent) pairs; each primitive's ``jvp`` rule runs with the
 dispatch builder, so both halves are computed one level down, where an enclosing
@@ -7,67 +7,79 @@ transformation sees them. Levels keep nested derivatives apart (no perturbation 
 
 from __future__ import annotations
 
-from chainrules import ShapedArray, Zero
+from chainrules import Zero, aval_of
 from chainrules.dtypes import is_inexact
 
-from ..core.dispatch import Trace, bind, dispatch, new_trace
-from ..core.tracer import Tracer
+from ..core.calls import bind_call, check_closure_operands
+from ..core.dispatch import Trace, bind_list, dispatch, new_trace
+from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, ShapeError
 from ..ops._base import tensor_of
-from ..pytree import tree_flatten, tree_unflatten
+from ..pytree import tree_flatten, tree_map, tree_unflatten
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
 
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-
-    def _primal_device(self):
-        return self.primal.device
-
-    def _concrete(self):
-        p = self.primal
-        return p._concrete() if isinstance(p, Tracer) else p
+    def _carries_derivative(self) -> bool:
+        return type(self.tangent) is not Zero
 
     def __repr__(self):
         return f"JVPTracer({self.primal!r}, tangent={self.tangent!r})"
 
     def _assign(self, new):
-        if type(new) is JVPTracer and new._trace is self._trace:
-            self.primal, self.tangent = new.primal, new.tangent
-        else:
-            self.primal, self.tangent = new, Zero(ShapedArray(new.shape, new.dtype))
+        new = self._trace.full_raise(new)
+        self.primal, self.tangent = new.primal, new.tangent
 
 
 class JVPTrace(Trace):
     def __init__(self, level):
         self.level = level
-        self.finished = False
 
-    def process_primitive(self, prim, args, params):
-        primals, tangents, any_t = [], [], False
-        for a in args:
-            if type(a) is JVPTracer and a._trace is self:
-                primals.append(a.primal)
-                tangents.append(a.tangent)
-                any_t = any_t or type(a.tangent) is not Zero
-            else:
-                primals.append(a)
-                tangents.append(Zero(ShapedArray(a.shape, a.dtype)))
-        if not any_t:
-            return bind(prim, *primals, **params)
+    def pure(self, x):
+        return JVPTracer(self, x, Zero(aval_of(x)))
+
+    def process_primitive(self, prim, tracers, params):
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent for t in tracers]
+        if all(type(t) is Zero for t in tangents):
+            return bind_list(prim, *primals, **params)
         out, tout = prim.jvp(dispatch, primals, tangents, **params)
-        if not prim.multiple_results:
-            return out if type(tout) is Zero else JVPTracer(self, out, tout)
-        return tuple(
-            o if type(t) is Zero else JVPTracer(self, o, t) for o, t in zip(out, tout)
-        )
+        return self._box(prim.as_list(out), prim.as_list(tout))
+
+    def _box(self, outs, touts) -> list:
+        return [o if t is None or type(t) is Zero else JVPTracer(self, o, t)
+                for o, t in zip(outs, touts)]
+
+    def process_custom_jvp(self, call, tracers):
+        primals, tangents = self._split(call, tracers)
+        if tangents is None:
+            return bind_call(call, *primals)
+        outs, touts = call.rule(primals, tangents)
+        return self._box(outs, touts)
+
+    def process_custom_vjp(self, call, tracers):
+        from .custom import jvp_of_custom_vjp
+
+        primals, tangents = self._split(call, tracers)
+        if tangents is None:
+            return bind_call(call, *primals)
+        return self._box(*jvp_of_custom_vjp(call, primals, tangents))
+
+    @staticmethod
+    def _split(call, tracers):
+        """Primals, and instantiated tangents (``None`` when every tangent is zero)."""
+        primals = [t.primal for t in tracers]
+        nonzero = [type(t.tangent) is not Zero for t in tracers]
+        check_closure_operands(call, nonzero)
+        if not any(nonzero):
+            return primals, None
+        return primals, [dispatch.instantiate(t.tangent) for t in tracers]
 
 
 def _check_tangent(p, t):
@@ -100,25 +112,10 @@ def jvp(f, primals, tangents, has_aux: bool = False):
         if has_aux:
             out, aux = out
         oflat, otree = tree_flatten(out)
-        outs, touts = [], []
-        for o in oflat:
-            o = tensor_of(o)
-            if type(o) is JVPTracer and o._trace is tr:
-                outs.append(o.primal)
-                touts.append(o.tangent)
-            else:
-                outs.append(o)
-                touts.append(Zero(ShapedArray(o.shape, o.dtype)))
+        outs = [tr.full_raise(tensor_of(o)) for o in oflat]
         if has_aux:
-            aux = _strip(tr, aux)
-    touts = [dispatch.instantiate(t) for t in touts]
-    res = tree_unflatten(otree, outs), tree_unflatten(otree, touts)
+            aux = tree_map(lambda x: x.primal if isinstance(x, JVPTracer) and x._trace is tr
+                           else x, aux)
+    touts = [dispatch.instantiate(o.tangent) for o in outs]
+    res = tree_unflatten(otree, [o.primal for o in outs]), tree_unflatten(otree, touts)
     return (res + (aux,)) if has_aux else res
-
-
-def _strip(tr, tree):
-    from ..pytree import tree_map
-
-    return tree_map(
-        lambda x: x.primal if type(x) is JVPTracer and x._trace is tr else x, tree
-    )

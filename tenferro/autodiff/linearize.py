@@ -3,64 +3,54 @@
 ``linearize`` is forward mode with the tangents *staged*: primal work happens now, the linear
 tangent computation is recorded as a program whose residuals are constants, so the returned
 ``jvp_fn`` evaluates the linear map without redoing the primal. ``linear_transpose`` stages a
-linear function and transposes the recorded equations with the primitives' transpose rules.
+linear function and transposes it (``ir.transpose.transpose_program``, the same driver reverse
+mode uses).
 """
 
 from __future__ import annotations
 
-from chainrules import ShapedArray, Zero
+from chainrules import ShapedArray, Zero, aval_of
 from chainrules.dtypes import is_inexact
 
-from ..core.dispatch import bind, dispatch, new_trace
+from ..core.dispatch import bind_list, dispatch, new_trace
 from ..errors import ShapeError
 from ..ir.eval import eval_program
-from ..ir.program import Program
-from ..ir.transpose import linear_eqn_mask, transpose_eqns
+from ..ir.transpose import transpose_program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
-from ..traced.staging import StagingTrace, TracedTensor
+from ..traced.staging import stage_linear
 from .forward import JVPTrace, JVPTracer
-
-
-def _apply(prim, vals, params):
-    out = bind(prim, *vals, **params)
-    return out if prim.multiple_results else (out,)
 
 
 def linearize(f, *primals):
     """``(f(*primals), jvp_fn)``; ``jvp_fn(*tangents)`` applies the Jacobian at ``primals``."""
     flat, tree = tree_flatten(primals)
     flat = [tensor_of(p) for p in flat]
-    with new_trace(StagingTrace) as st:
-        st.record_source = False
-        tins = [st.new_arg(ShapedArray(p.shape, p.dtype)) for p in flat]
+    got = {}
+
+    def tangent_map(*tins):
         with new_trace(JVPTrace) as jt:
-            ins = [JVPTracer(jt, p, t) if is_inexact(p.dtype) else p for p, t in zip(flat, tins)]
-            out = f(*tree_unflatten(tree, ins))
-            oflat, otree = tree_flatten(out)
-            outs, tvars, oavals = [], [], []
-            for o in oflat:
-                o = tensor_of(o)
-                if type(o) is JVPTracer and o._trace is jt:
-                    outs.append(o.primal)
-                    t = o.tangent
-                    tvars.append(None if type(t) is Zero else st.to_var(t))
-                else:
-                    outs.append(o)
-                    tvars.append(None)
-                oavals.append(ShapedArray(o.shape, o.dtype))
-    prog = Program([t.var for t in tins], st.eqns, tvars, st.consts)
+            ins = [JVPTracer(jt, p, t) if is_inexact(p.dtype) else p
+                   for p, t in zip(flat, tins)]
+            oflat, got["tree"] = tree_flatten(f(*tree_unflatten(tree, ins)))
+            outs = [jt.full_raise(tensor_of(o)) for o in oflat]
+        got["outs"] = [o.primal for o in outs]
+        return [None if type(o.tangent) is Zero else o.tangent for o in outs]
+
+    program = stage_linear(tangent_map, [aval_of(p) for p in flat])
+    otree, outs = got["tree"], got["outs"]
+    oavals = [aval_of(o) for o in outs]
 
     def jvp_fn(*tangents):
         tf, ttree = tree_flatten(tangents)
         if ttree != tree:
             raise ShapeError(f"linearize: tangents {ttree} do not match the primals {tree}.")
         tf = [tensor_of(t, like=p) for t, p in zip(tf, flat)]
-        res = eval_program(prog, tf, _apply)
+        res = eval_program(program, tf, bind_list)
         res = [dispatch.full(a.shape, 0, a.dtype) if r is None else r for r, a in zip(res, oavals)]
         return tree_unflatten(otree, res)
 
-    jvp_fn.program = prog
+    jvp_fn.program = program
     return tree_unflatten(otree, outs), jvp_fn
 
 
@@ -72,39 +62,23 @@ def linear_transpose(f_lin, *primals):
     """
     flat, tree = tree_flatten(primals)
     avals = [ShapedArray(p.shape, p.dtype) for p in (tensor_of(x) for x in flat)]
-    with new_trace(StagingTrace) as st:
-        st.record_source = False
-        ins = [st.new_arg(a) for a in avals]
-        out = f_lin(*tree_unflatten(tree, ins))
-        oflat, otree = tree_flatten(out)
-        out_vars = [
-            o.var if type(o) is TracedTensor and o._trace is st else None for o in oflat
-        ]
-    eqns, consts = st.eqns, st.consts
-    in_ids = {id(t.var) for t in ins}
+    got = {}
 
-    def transposed(ct):
+    def flat_f(*xs):
+        oflat, got["tree"] = tree_flatten(f_lin(*tree_unflatten(tree, xs)))
+        return oflat
+
+    program = stage_linear(flat_f, avals)
+    otree = got["tree"]
+    transposed = transpose_program(program, [True] * len(avals))
+
+    def transposed_fn(ct):
         cflat, ctree = tree_flatten(ct)
         if ctree != otree:
             raise ShapeError(f"linear_transpose: cotangent {ctree} does not match output {otree}.")
-        linear_ids = set(in_ids)
-        lin_mask = linear_eqn_mask(eqns, linear_ids)
-        known = {id(v): c for v, c in consts.items()}
-        for eqn, lin in zip(eqns, lin_mask):
-            if not lin:
-                outs = _apply(eqn.prim, [known[id(v)] for v in eqn.inputs], eqn.params)
-                known.update((id(v), o) for v, o in zip(eqn.outputs, outs))
-        cts = {}
-        for v, c in zip(out_vars, cflat):
-            if v is not None and id(v) in linear_ids:
-                c = tensor_of(c)
-                prev = cts.get(id(v))
-                cts[id(v)] = c if prev is None else dispatch.add(prev, c)
-        transpose_eqns(dispatch, eqns, lin_mask, linear_ids, known, cts)
-        res = []
-        for t, a in zip(ins, avals):
-            c = cts.get(id(t.var))
-            res.append(dispatch.full(a.shape, 0, a.dtype) if c is None else c)
+        feed = [tensor_of(c) for c, v in zip(cflat, program.outputs) if v is not None]
+        res = eval_program(transposed, feed, bind_list)
+        res = [dispatch.full(a.shape, 0, a.dtype) if r is None else r for r, a in zip(res, avals)]
         return tree_unflatten(tree, res)
 
-    return transposed
+    return transposed_fn

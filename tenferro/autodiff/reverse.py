@@ -1,7 +1,8 @@
 """Reverse mode as a transformation: ``vjp``, ``grad``, ``value_and_grad``.
 
-``TapeTrace`` records each primitive application as a ``TemplateNode`` whose saved values are
-the primal values one level down. The backward pass runs the templates' programs through
+``TapeTrace`` is the functional front end of the one reverse-mode recorder (``tape.py``): its
+values are ``TapeTracer(primal, node)`` with the primal a value one level down. Each primitive
+is bound one level down and recorded; the backward pass runs the templates' programs through
 ``bind`` at that level, so the cotangents are themselves differentiable by any enclosing
 transformation: grad of grad, jvp of grad (hvp), and so on, with no special cases.
 """
@@ -10,20 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from chainrules import ShapedArray
+from chainrules import ShapedArray, aval_of
 from chainrules.dtypes import is_inexact
 
-from ..core.dispatch import Trace, bind, dispatch, new_trace, top_trace
-from ..core.tracer import Tracer
+from ..core.dispatch import Trace, bind_list, dispatch, new_trace
+from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, GradientError, ShapeError
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
-from .engine import BindContext, LeafNode, TemplateNode, backward_pass
+from .tape import BindContext, LeafNode, Tape, backward_pass
 from .templates import get_template
 
 
-class TapeTracer(Tracer):
-    __slots__ = ("primal", "node", "index")
+class TapeTracer(PrimalTracer):
+    __slots__ = ("node", "index")
 
     def __init__(self, trace, primal, node, index):
         self._trace = trace
@@ -31,117 +32,77 @@ class TapeTracer(Tracer):
         self.node = node
         self.index = index
 
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-
-    def _primal_device(self):
-        return self.primal.device
-
-    def _concrete(self):
-        p = self.primal
-        return p._concrete() if isinstance(p, Tracer) else p
+    def _carries_derivative(self) -> bool:
+        return self.node is not None
 
     def __repr__(self):
         return f"TapeTracer({self.primal!r})"
 
     def _assign(self, new):
-        new = self._trace.lift(new)
+        new = self._trace.full_raise(new)
         self.primal, self.node, self.index = new.primal, new.node, new.index
 
 
-class TapeTrace(Trace):
+class TapeTrace(Trace, Tape):
+    """The functional tape: records primitives bound one level down."""
+
     def __init__(self, level):
         self.level = level
-        self.finished = False
 
-    def lift(self, x):
-        if type(x) is TapeTracer and x._trace is self:
-            return x
+    # ------------------------------------------------------------ the trace
+    def pure(self, x):
         return TapeTracer(self, x, None, 0)
 
-    def process_primitive(self, prim, args, params):
-        primals, parents, any_parent = [], [], False
-        for a in args:
-            if type(a) is TapeTracer and a._trace is self:
-                primals.append(a.primal)
-                if a.node is not None:
-                    parents.append((a.node, a.index))
-                    any_parent = True
-                    continue
-            else:
-                primals.append(a)
-            parents.append(None)
-        out = bind(prim, *primals, **params)
-        if not any_parent:
-            return out
-        avals = [ShapedArray(p.shape, p.dtype) for p in primals]
-        tmpl = get_template(prim, params, avals, tuple(p is not None for p in parents))
-        multi = prim.multiple_results
-        outs = out if multi else (out,)
-        nzo = tmpl.nonzero_out
-        if True not in nzo:
-            return out
-        saved = [primals[i] for i in tmpl.saved_in] + [outs[i] for i in tmpl.saved_out]
-        node = TemplateNode(tmpl, tuple(parents), saved)
-        res = [TapeTracer(self, o, node, i) if z else o for i, (o, z) in enumerate(zip(outs, nzo))]
-        return tuple(res) if multi else res[0]
+    def process_primitive(self, prim, tracers, params):
+        primals = [t.primal for t in tracers]
+        outs = bind_list(prim, *primals, **params)
+        parents = tuple(None if t.node is None else (t.node, t.index) for t in tracers)
+        if parents.count(None) == len(parents):
+            return outs
+        tmpl = get_template(prim, params, [aval_of(p) for p in primals],
+                            tuple(p is not None for p in parents))
+        if True not in tmpl.nonzero_out:
+            return outs
+        return self.record(tmpl, parents, tracers, outs)
 
+    def process_checkpoint(self, fn, tracers, policy):
+        from .checkpoint import record_checkpoint
 
-    def _split(self, args):
-        """(primal values, parents) of arguments; foreign values have no parent here."""
-        primals, parents = [], []
-        for a in args:
-            if type(a) is TapeTracer and a._trace is self:
-                primals.append(a.primal)
-                parents.append(None if a.node is None else (a.node, a.index))
-            else:
-                primals.append(a)
-                parents.append(None)
-        return primals, parents
+        return record_checkpoint(self, fn, tracers, policy)
 
-    def process_checkpoint(self, fn, args, policy):
-        from ..ops.creation import get_rng_state
-        from .checkpoint import CheckpointNode, run_forward
-
-        primals, parents = self._split(args)
-        if all(p is None for p in parents):
-            return fn(*primals)
-        level = top_trace(primals, "checkpoint").level
-        rng = get_rng_state()
-        outs, stash = run_forward(fn, primals, policy, level)
-        avals = [ShapedArray(o.shape, o.dtype) for o in outs]
-        node = CheckpointNode(fn, tuple(parents), primals, avals, rng, policy, stash, level)
-        return [TapeTracer(self, o, node, i) if is_inexact(o.dtype) else o
-                for i, o in enumerate(outs)]
-
-    def process_custom_vjp(self, fun, fwd, bwd, args):
+    def process_custom_vjp(self, call, tracers):
         from .custom import record_custom_vjp
 
-        primals, parents = self._split(args)
-        if all(p is None for p in parents):
-            return fun(*primals)
-        return record_custom_vjp(fwd, bwd, primals, parents,
-                                 lambda o, node, i: TapeTracer(self, o, node, i))[0]
+        return record_custom_vjp(self, call, tracers)
+
+    def process_custom_jvp(self, call, tracers):
+        from .custom import record_custom_jvp
+
+        return record_custom_jvp(self, call, tracers)
+
+    # ---------------------------------------------------- the tape's hooks
+    def parent(self, x):
+        return None if x.node is None else (x.node, x.index)
+
+    def lowered(self, x):
+        return x.primal
+
+    def box(self, y, node, index):
+        return TapeTracer(self, y, node, index)
+
+    def save(self, x):
+        return x.primal
+
+    def save_output(self, y):
+        return y.primal if type(y) is TapeTracer and y._trace is self else y
 
 
-def _inputs(trace, flat):
-    ins, leaves = [], []
-    for x in flat:
-        if is_inexact(x.dtype):
-            leaf = LeafNode(None, ShapedArray(x.shape, x.dtype))
-            ins.append(TapeTracer(trace, x, leaf, 0))
-            leaves.append(leaf)
-        else:
-            ins.append(x)
-            leaves.append(None)
-    return ins, leaves
-
-
-def _lower(trace, x):
-    """Split an output of the traced function into (primal, (node, index) or None)."""
-    if type(x) is TapeTracer and x._trace is trace:
-        return x.primal, (None if x.node is None else (x.node, x.index))
-    return x, None
+def watch(tr, xs):
+    """``xs`` as inputs of the functional tape ``tr``: tracers with a leaf node each (float and
+    complex values; others are constants). Returns (tracers, leaves)."""
+    leaves = [LeafNode(tr, None, ShapedArray(x.shape, x.dtype)) if is_inexact(x.dtype) else None
+              for x in xs]
+    return [TapeTracer(tr, x, leaf, 0) for x, leaf in zip(xs, leaves)], leaves
 
 
 def vjp(f, *primals, has_aux: bool = False):
@@ -151,16 +112,17 @@ def vjp(f, *primals, has_aux: bool = False):
     flat, tree = tree_flatten(primals)
     flat = [tensor_of(x) for x in flat]
     with new_trace(TapeTrace) as tr:
-        ins, leaves = _inputs(tr, flat)
+        ins, leaves = watch(tr, flat)
         out = f(*tree_unflatten(tree, ins))
         if has_aux:
             out, aux = out
         out_flat, out_tree = tree_flatten(out)
-        lowered = [_lower(tr, tensor_of(o)) for o in out_flat]
+        outs = [tr.full_raise(tensor_of(o)) for o in out_flat]
         if has_aux:
-            aux = tree_map(lambda x: _lower(tr, x)[0] if isinstance(x, Tracer) else x, aux)
-    out_primals = [p for p, _ in lowered]
-    refs = [r for _, r in lowered]
+            aux = tree_map(lambda x: x.primal if isinstance(x, TapeTracer) and x._trace is tr
+                           else x, aux)
+    out_primals = [o.primal for o in outs]
+    refs = [tr.parent(o) for o in outs]
 
     def vjp_fn(ct):
         ct_flat, ct_tree = tree_flatten(ct)

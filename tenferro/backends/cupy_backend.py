@@ -6,8 +6,10 @@ import numpy as np
 
 from ..errors import DeviceError
 from . import Backend
+from .eig import fix_eig_gauge, host_eig
 from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public
+from .special import cupy_special
 
 
 def make_backend(index: int) -> Backend:  # pragma: no cover - needs a GPU
@@ -62,4 +64,16 @@ def make_backend(index: int) -> Backend:  # pragma: no cover - needs a GPU
     ns.is_native = lambda a: isinstance(a, cupy.ndarray)
     ns.linalg = cupy.linalg
     ns.linalg_ext = ArrayAPILinalg(ns)
+    ns.special = cupy_special()
+    if hasattr(cupy.linalg, "eig"):
+        ns.eig = lambda a: _cupy_eig(cupy, a)
+    else:
+        ns.eig = host_eig(ns)
+    ns.fix_eig_gauge = lambda w, v: fix_eig_gauge(ns, w, v)
     return Backend("cupy", f"cuda:{index}", ns, native_device=dev)
+
+
+def _cupy_eig(cupy, a):  # pragma: no cover - needs a GPU
+    c = cupy.complex64 if a.dtype in (cupy.float32, cupy.complex64) else cupy.complex128
+    w, v = cupy.linalg.eig(a)
+    return w.astype(c, copy=False), v.astype(c, copy=False)

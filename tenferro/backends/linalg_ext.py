@@ -19,6 +19,7 @@ and derivatives agree across backends.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -44,6 +45,15 @@ def column_phases(xp, v):
         mag_c = xp.astype(safe, v.dtype)
         return xp.where(ok, vp / mag_c, xp.ones_like(vp))
     return xp.where(ok, vp / safe, xp.ones_like(vp))
+
+
+def _unit_phases(vp):
+    """``vp / |vp|`` (1 where ``vp`` is 0): the phase that makes an entry real positive."""
+    if vp.dtype.kind != "c":  # a sign
+        return np.where(vp < 0, vp.dtype.type(-1), vp.dtype.type(1))
+    mag = np.abs(vp)
+    ok = mag > 0
+    return np.where(ok, vp / np.where(ok, mag, 1), 1).astype(vp.dtype, copy=False)
 
 
 def fix_svd_gauge(xp, u, s, vh):
@@ -111,6 +121,58 @@ def broadened_inverse(xp, d, w):
 
 
 # ------------------------------------------------------------------ SciPy / NumPy
+_LAPACK_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64",
+                                                  "complex128"))
+
+
+def _direct(a) -> bool:
+    """A single non-empty matrix of a LAPACK dtype: call the driver directly (SciPy's
+    wrappers re-query the workspace and check arguments on every call, which costs more than
+    the factorisation of a small matrix); batches go through SciPy."""
+    return a.ndim == 2 and a.size > 0 and a.dtype in _LAPACK_DTYPES
+
+
+def _lwork(w) -> int:
+    w = float(np.real(w))
+    return max(1, int(w * (1 + 1e-6)) + 1)  # a float32 workspace size may round down
+
+
+@functools.lru_cache(maxsize=512)
+def _gesdd(dtype, m, n, compute_uv, full_matrices):
+    from scipy.linalg import lapack
+
+    f, query = lapack.get_lapack_funcs(("gesdd", "gesdd_lwork"), dtype=dtype)
+    work, _ = query(m, n, compute_uv=compute_uv, full_matrices=full_matrices)
+    return f, _lwork(work)
+
+
+@functools.lru_cache(maxsize=512)
+def _evd(dtype, n, compute_v):
+    from scipy.linalg import lapack
+
+    cplx = dtype.kind == "c"
+    names = ("heevd", "heevd_lwork") if cplx else ("syevd", "syevd_lwork")
+    f, query = lapack.get_lapack_funcs(names, dtype=dtype)
+    sizes = query(n, compute_v=compute_v, lower=1)
+    kw = {"lwork": _lwork(sizes[0]), "liwork": int(sizes[1])}
+    if cplx:
+        kw["lrwork"] = _lwork(sizes[2])
+    return f, kw
+
+
+@functools.lru_cache(maxsize=512)
+def _geqrf(dtype, m, n):
+    from scipy.linalg import lapack
+
+    geqrf, orgqr = lapack.get_lapack_funcs(
+        ("geqrf", "ungqr" if dtype.kind == "c" else "orgqr"), dtype=dtype)
+    k = min(m, n)
+    probe = np.zeros((m, n), dtype)
+    lw1 = _lwork(geqrf(probe, lwork=-1)[2][0])
+    lw2 = _lwork(orgqr(np.zeros((m, k), dtype), np.zeros(k, dtype), lwork=-1)[1][0])
+    return geqrf, orgqr, lw1, lw2
+
+
 class _Gauges:
     """The gauge fixing and Hermitian part, written once against the array namespace."""
 
@@ -133,10 +195,43 @@ class ScipyLinalg(_Gauges):
     def __init__(self, np_ns):
         self.xp = np_ns
 
+    def fix_svd_gauge(self, u, s, vh):
+        k = s.shape[-1]
+        if vh.ndim != 2 or k == 0:
+            return fix_svd_gauge(self.xp, u, s, vh)
+        # one matrix: the same convention as fix_svd_gauge, by direct indexing
+        rows = vh[:k]
+        vp = rows[np.arange(k), np.abs(rows).argmax(axis=1)]  # conj of entry p_j of v_j
+        cplx = vp.dtype.kind == "c"
+        ph = _unit_phases(np.conj(vp) if cplx else vp)
+        c = np.conj(ph) if cplx else ph
+        if u.shape[1] == k and vh.shape[0] == k:  # thin: every pair rotates
+            return u * c, s, vh * ph[:, None]
+        u, vh = u.copy(), vh.copy()
+        u[:, :k] *= c
+        vh[:k] *= ph[:, None]
+        return u, s, vh
+
+    def fix_eigh_gauge(self, w, v):
+        if v.ndim != 2 or v.shape[-1] == 0:
+            return fix_eigh_gauge(self.xp, w, v)
+        k = v.shape[1]
+        ph = _unit_phases(v[np.abs(v).argmax(axis=0), np.arange(k)])
+        return w, v * (np.conj(ph) if ph.dtype.kind == "c" else ph)
+
     @staticmethod
     def svd(a, full_matrices):
         import scipy.linalg as sl
 
+        if _direct(a):
+            m, n = a.shape
+            f, lwork = _gesdd(a.dtype, m, n, 1, int(full_matrices))
+            u, s, vt, info = f(a, compute_uv=1, full_matrices=int(full_matrices), lwork=lwork)
+            if info == 0:
+                return u, s, vt
+            # gesdd did not converge (rare): the slower, robust gesvd
+            return sl.svd(a, full_matrices=full_matrices, check_finite=False,
+                          lapack_driver="gesvd")
         if a.size == 0:
             return np.linalg.svd(a, full_matrices=full_matrices)
         try:
@@ -151,6 +246,12 @@ class ScipyLinalg(_Gauges):
     def svdvals(a):
         import scipy.linalg as sl
 
+        if _direct(a):
+            f, lwork = _gesdd(a.dtype, *a.shape, 0, 0)
+            _, s, _, info = f(a, compute_uv=0, full_matrices=0, lwork=lwork)
+            if info == 0:
+                return s
+            return sl.svd(a, compute_uv=False, check_finite=False, lapack_driver="gesvd")
         if a.size == 0:
             return np.linalg.svd(a, compute_uv=False)
         try:
@@ -162,6 +263,14 @@ class ScipyLinalg(_Gauges):
     def qr(a, complete):
         import scipy.linalg as sl
 
+        if _direct(a) and not (complete and a.shape[0] > a.shape[1]):
+            m, n = a.shape
+            k = min(m, n)
+            geqrf, orgqr, lw1, lw2 = _geqrf(a.dtype, m, n)
+            qr_, tau, _, info1 = geqrf(a, lwork=lw1)
+            q, _, info2 = orgqr(qr_[:, :k], tau, lwork=lw2)
+            if info1 == 0 and info2 == 0:
+                return q, np.triu(qr_[:k, :])
         if a.size == 0:
             return np.linalg.qr(a, mode="complete" if complete else "reduced")
         return sl.qr(a, mode="full" if complete else "economic", check_finite=False)
@@ -170,6 +279,11 @@ class ScipyLinalg(_Gauges):
     def eigh(a):
         import scipy.linalg as sl
 
+        if _direct(a):
+            f, kw = _evd(a.dtype, a.shape[0], 1)
+            w, v, info = f(a, compute_v=1, lower=1, **kw)
+            if info == 0:
+                return w, v
         if a.size == 0:
             return np.linalg.eigh(a)
         return sl.eigh(a, check_finite=False, driver="evd")
@@ -178,6 +292,11 @@ class ScipyLinalg(_Gauges):
     def eigvalsh(a):
         import scipy.linalg as sl
 
+        if _direct(a):
+            f, kw = _evd(a.dtype, a.shape[0], 0)
+            w, _, info = f(a, compute_v=0, lower=1, **kw)
+            if info == 0:
+                return w
         if a.size == 0:
             return np.linalg.eigvalsh(a)
         return sl.eigh(a, eigvals_only=True, check_finite=False, driver="evd")

@@ -12,8 +12,10 @@ import numpy as np
 
 from ..errors import DeviceError
 from . import Backend
+from .eig import fix_eig_gauge, host_eig
 from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public, generic_scatter_add
+from .special import HostSpecial
 
 _DEVICE_NAMES = ("CPU_DEVICE", "device1", "device2")
 
@@ -103,4 +105,10 @@ def make_backend(index: int, device: str) -> Backend:
     ns.is_native = lambda a: isinstance(a, Array)
     ns.linalg = xp.linalg
     ns.linalg_ext = ArrayAPILinalg(ns)
+    # xp.fft is the standard's fft extension; special functions and the general eigensolver
+    # are not in the standard: they run on the host, explicitly (see .special and .eig)
+    ns.fft = xp.fft  # an extension module: not among the namespace's public names
+    ns.special = HostSpecial(ns)
+    ns.eig = host_eig(ns)
+    ns.fix_eig_gauge = functools.partial(fix_eig_gauge, ns)
     return Backend("array_api_strict", device, ns, native_device=dev)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,13 +13,21 @@ from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
 from ..errors import ShapeError
 from ..ops._base import as_dim
+from .cache import CACHE, CacheInfo
 from .execute import as_tensors, promote, run
+from .options import memory_elements, normalize_memory, normalize_optimize, normalize_time
 from .parse import parse_string, split_interleaved
-from .plan import CACHE, CacheInfo, PathInfo, Plan, build_plan, normalize_optimize
+from .plan import ContractionPlan, make_plan
+from .problem import Problem
 
 Optimize = str | bool | None | Sequence[Sequence[int]] | oe.paths.PathOptimizer
-"""What ``optimize=`` accepts: an optimizer name, True/None ("auto"), False (left to right),
-an explicit path, or an opt_einsum ``PathOptimizer``."""
+"""What ``optimize=`` accepts: an optimizer name ("auto" is tenferro's own), True/None
+("auto"), False (left to right), an explicit path, or a ``PathOptimizer`` (opt_einsum's, or a
+cotengra ``HyperOptimizer``)."""
+
+Memory = int | str | None
+"""What ``max_memory=`` accepts: elements (int), bytes with a unit ("8GB", "512 MiB"), or
+"max_input"."""
 
 
 def _describe_interleaved(terms, out) -> str:
@@ -56,10 +65,28 @@ def _may_differentiate(t) -> bool:
     return isinstance(t, Tensor)
 
 
-def get_plan(op: str, args, optimize, memory_limit, mode: str = "tensors"):
-    """``(plan, operands)`` for an einsum call in either form. ``mode``: "tensors" (operands
-    become tensors), "arrays" (only their shapes are read) or "shapes" (operands are shapes).
-    The plan comes from the cache when possible."""
+def _itemsize(op, operands, mode, dtype) -> int:
+    """Bytes per element of the contraction (the widest operand; bool counts as int64)."""
+    if dtype is not None:
+        try:
+            return np.dtype(dtype).itemsize
+        except TypeError:
+            raise ShapeError(f"{op}: dtype={dtype!r} is not a dtype.") from None
+    if mode == "shapes":
+        return 8
+    size = 1
+    for x in operands:
+        dt = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+        size = max(size, 8 if dt.kind == "b" else dt.itemsize)
+    return size
+
+
+def get_plan(op: str, args, optimize="auto", max_memory=None, memory_limit=None,
+             max_time=None, mode: str = "tensors", cache_dir=None, dtype=None, plan=None):
+    """``(plan, operands, grad)`` for an einsum call in either form. ``mode``: "tensors"
+    (operands become tensors), "arrays" (only their shapes are read) or "shapes" (operands
+    are shapes). ``grad``: whether the reverse pass may run through the call. The plan comes
+    from the cache when possible."""
     if not args:
         raise ShapeError(f"{op}: needs subscripts and at least one operand.")
     if isinstance(args[0], str):
@@ -79,23 +106,74 @@ def get_plan(op: str, args, optimize, memory_limit, mode: str = "tensors"):
         operands = as_tensors(operands)
         shapes = tuple(t.shape for t in operands)
     grad = mode == "tensors" and any(_may_differentiate(t) for t in operands)
+    if plan is not None:
+        return _given_plan(op, plan, form_key, shapes, optimize, max_memory, memory_limit,
+                           max_time), operands, grad
     kind, opt, opt_key = normalize_optimize(op, optimize)
-    key = (form_key, shapes, opt_key, memory_limit, grad)
-    plan = CACHE.get(key) if opt_key is not None else None
-    if plan is None:
+    if max_memory is None and memory_limit is None and max_time is None:
+        mem = t = None  # the common case: no validation, no dtype look-up
+    else:
+        mem = normalize_memory(op, max_memory, memory_limit)
+        t = normalize_time(op, max_time)
+        if mem is not None and mem[0] == "bytes":  # bytes -> elements needs the itemsize
+            mem = mem + (_itemsize(op, operands, mode, dtype),)
+    key = (form_key, shapes, opt_key, mem, t)
+    found = CACHE.get(key) if opt_key is not None else None
+    if found is None:
+        # also sizes the memory guard (for the dtype of the call that made the plan)
+        itemsize = mem[2] if mem is not None and mem[0] == "bytes" else _itemsize(
+            op, operands, mode, dtype)
         if subscripts is not None:
             terms, out = parse_string(op, subscripts)
             text = repr(subscripts)
         else:
             _, terms, out = split_interleaved(op, args)
             text = _describe_interleaved(terms, out)
-        plan = build_plan(op, terms, out, shapes, kind, opt, memory_limit, text, grad)
+        prob = Problem(op, terms, out, shapes, text)
+        limit = memory_elements(mem, itemsize, prob.input_sizes())
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise ShapeError(
+                f"{op}: cache_dir must be a directory path (str or os.PathLike), got "
+                f"{type(cache_dir).__name__}."
+            )
+        found = make_plan(prob, kind, opt, opt_key, limit, t, (form_key, shapes), itemsize,
+                          cache_dir)
         if opt_key is not None:
-            CACHE.put(key, plan)
-    return plan, operands
+            CACHE.put(key, found)
+    return found, operands, grad
 
 
-def einsum(*args, optimize: Optimize = "auto", memory_limit: int | str | None = None) -> Tensor:
+def _short(text: str, n: int = 160) -> str:
+    return text if len(text) <= n else text[: n - 4] + " ..."
+
+
+def _given_plan(op, plan, form_key, shapes, optimize, max_memory, memory_limit, max_time):
+    if not isinstance(plan, ContractionPlan):
+        raise ShapeError(
+            f"{op}: plan= must be a ContractionPlan from tenferro.contract_path(...), got "
+            f"{type(plan).__name__}."
+        )
+    if (optimize not in ("auto", True, None) or max_memory is not None
+            or memory_limit is not None or max_time is not None):
+        raise ShapeError(
+            f"{op}: pass either plan= or the planning options (optimize, max_memory, "
+            f"max_time), not both: the plan already fixes the path and the slices."
+        )
+    if plan._key != (form_key, shapes):
+        want_form, want_shapes = plan._key
+        raise ShapeError(
+            f"{op}: the plan was made for {_short(plan.subscripts)} with shapes "
+            f"{', '.join(str(tuple(s)) for s in want_shapes)}, but this call has shapes "
+            f"{', '.join(str(tuple(s)) for s in shapes)}"
+            + ("" if want_form == form_key else " and other subscripts")
+            + "; make a plan for these operands with tenferro.contract_path."
+        )
+    return plan
+
+
+def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
+           memory_limit: Memory = None, max_time: float | None = None,
+           plan: ContractionPlan | None = None, cache_dir=None) -> Tensor:
     """Einstein summation over any number of operands, differentiable in every mode.
 
     Forms::
@@ -107,36 +185,51 @@ def einsum(*args, optimize: Optimize = "auto", memory_limit: int | str | None = 
         einsum("ij,ik,il->jkl", a, b, c)       # hyper-edge i shared by three operands
         einsum(a, [0, 1], b, [1, 2], [0, 2])   # interleaved: any hashable labels, no limit
 
-    ``optimize``: ``"auto"`` (default), ``"greedy"``, ``"optimal"``, ``"dp"``,
-    ``"random-greedy"`` or any other opt_einsum optimizer name or ``PathOptimizer``; an explicit
-    path in opt_einsum's format (e.g. ``[(1, 2), (0, 1)]``, as returned by ``contract_path``);
-    or ``False`` (contract left to right, no planning). ``memory_limit`` caps the largest
-    intermediate opt_einsum may plan (elements, or ``"max_input"``).
+    ``optimize``: ``"auto"`` (default: effort scaled with the network, exact for small ones,
+    cotengra's hyper-optimizer for large ones when installed; see design/einsum.md),
+    ``"greedy"``, ``"optimal"``, ``"dp"``, ``"random-greedy"`` or any other opt_einsum optimizer
+    name; a ``PathOptimizer`` (e.g. ``cotengra.HyperOptimizer()``); an explicit path in
+    opt_einsum's format (e.g. ``[(1, 2), (0, 1)]``); or ``False`` (left to right).
 
-    Plans are cached by (subscripts, shapes, optimize, memory_limit): repeated calls pay no
-    planning cost (``einsum.cache_info()``). Operands are promoted like NumPy (bool counts as
-    int64). The contraction is lowered to ``dot_general`` / ``transpose`` / ``diagonal`` /
-    ``reduce_sum`` / ``mul``, so it runs eagerly, in traced graphs, and under every
-    transformation (grad, jvp, hvp, nested) with no rule of its own.
+    ``max_time``: the search budget of ``"auto"`` in seconds (default 10; the search also stops
+    once the predicted contraction time is small next to the time already spent searching).
+
+    ``max_memory`` (alias ``memory_limit``): the most the contraction may hold at once,
+    operands not counted: elements (int), bytes (``"8GB"``, ``"512 MiB"``) or ``"max_input"``.
+    The contraction is then *sliced*: some summed indices are fixed to one value at a time,
+    each slice contracted separately and the slices added; gradients flow through every slice
+    (each slice is checkpointed, so the reverse pass also holds one slice at a time).
+
+    ``plan``: a plan from ``tenferro.contract_path`` for these operands (no planning then).
+    ``cache_dir``: also keep plans in this directory, across processes.
+
+    Plans are cached by (subscripts, shapes, options): repeated calls pay no planning cost
+    (``einsum.cache_info()``). Operands are promoted like NumPy (bool counts as int64). The
+    contraction is lowered to ``dot_general`` / ``transpose`` / ``diagonal`` / ``reduce_sum``
+    / ``mul`` (and ``slice`` / ``add`` when sliced), so it runs eagerly, in traced graphs, and
+    under every transformation (grad, jvp, hvp, nested) with no rule of its own.
     """
-    plan, operands = get_plan("einsum", args, optimize, memory_limit)
-    return run(plan, promote(operands))
+    p, operands, grad = get_plan("einsum", args, optimize, max_memory, memory_limit, max_time,
+                                 cache_dir=cache_dir, plan=plan)
+    return run(p.lowered(grad), promote(operands), grad)
 
 
-def contract_path(
-    *args, optimize: Optimize = "auto", memory_limit: int | str | None = None, shapes: bool = False
-) -> tuple[list, PathInfo]:
-    """``(path, info)`` for an einsum call, without contracting anything.
+def contract_path(*args, optimize: Optimize = "auto", max_memory: Memory = None,
+                  memory_limit: Memory = None, max_time: float | None = None,
+                  shapes: bool = False, dtype=None, cache_dir=None) -> ContractionPlan:
+    """The ``ContractionPlan`` einsum would use for these arguments, without contracting.
 
-    Takes the same arguments as ``einsum`` (with ``shapes=True`` the operands are shapes).
-    ``path`` is in opt_einsum's format and can be passed back as ``optimize=``; ``info`` is a
-    ``PathInfo`` with ``flops`` (multiply-adds count 2), ``largest_intermediate`` (elements),
-    ``naive_flops``, ``speedup``, the per-step breakdown ``steps``, and a printable summary.
-    The plan is the one ``einsum`` would run (same cache).
+    Takes einsum's arguments (with ``shapes=True`` the operands are shapes, and ``dtype``,
+    default float64, sizes a ``max_memory`` given in bytes). The plan reports ``flops``,
+    ``largest_intermediate``, ``peak_memory``, ``n_slices``, ``planner``, ``planning_time``,
+    ``predicted_time`` and ``path`` (opt_einsum's format); ``print(plan)`` shows a summary.
+    Pass it back as ``einsum(..., plan=plan)``. It is the same object einsum caches: calling
+    einsum with the same subscripts, shapes and options afterwards plans nothing.
     """
     mode = "shapes" if shapes else "arrays"
-    plan, _ = get_plan("contract_path", args, optimize, memory_limit, mode)
-    return list(plan.info.path), plan.info
+    plan, _, _ = get_plan("contract_path", args, optimize, max_memory, memory_limit, max_time,
+                          mode, cache_dir, dtype)
+    return plan
 
 
 def cache_info() -> CacheInfo:
@@ -151,4 +244,4 @@ def cache_clear() -> None:
 einsum.cache_info = cache_info
 einsum.cache_clear = cache_clear
 
-__all__ = ["einsum", "contract_path", "cache_info", "cache_clear", "PathInfo", "Plan"]
+__all__ = ["einsum", "contract_path", "cache_info", "cache_clear", "ContractionPlan"]

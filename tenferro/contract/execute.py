@@ -47,8 +47,14 @@ def promote(tensors) -> list:
     ]
 
 
-def run(plan, operands):
-    """Execute ``plan`` on promoted operands; intermediates are released at their last use."""
+def run(plan, operands, differentiable: bool = False):
+    """Execute a lowered ``plan`` on promoted operands; intermediates are released at their
+    last use. A sliced plan runs slice by slice (``slicing.run_sliced``), each slice
+    checkpointed when ``differentiable``."""
+    if plan.sliced:
+        from .slicing import run_sliced
+
+        return run_sliced(plan, operands, differentiable)
     vals = list(operands) + [None] * (plan.n_values - plan.n_inputs)
     for prim, ins, params, out, frees in plan.instrs:
         if len(ins) == 1:

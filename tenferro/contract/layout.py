@@ -2,14 +2,16 @@
 
 Every value is assumed C-contiguous in the order of its labels (true of user inputs in the
 common case and of every ``dot_general`` / ``reduce_sum`` result). ``dot_general``'s impl
-(NumPy ``tensordot``, or a permute + reshape + ``matmul`` with batch axes) then calls BLAS
-without copying an operand exactly when each axis group it merges (batch, free, contracted)
-is a contiguous run in memory, in the requested order, and the innermost axis is not a batch
-axis. Copies that keep the innermost axis innermost are cheaper than ones that do not.
+(chainrules/primitives/dot.py) permutes each operand to (batch, free, contracted) /
+(batch, contracted, free) order (a view), reshapes it to a (batch, rows, cols) array and
+calls ``matmul``. The reshape is a view, and BLAS gets the operand without a copy, exactly
+when each axis group it merges (batch, free, contracted) is a contiguous run in memory, in
+the requested order, and the innermost axis is not a batch axis. Copies that keep the
+innermost axis innermost are cheaper than ones that do not.
 
-The reverse pass is modelled from the ``dot_general`` transpose rule
-(chainrules/primitives/dot.py), whose output layouts are static; if that rule changes, only
-the quality of the plans (never their correctness) depends on updating ``backward_copies``.
+The reverse pass is modelled from the ``dot_general`` transpose rule (same file), whose
+output layouts are static; if that rule changes, only the quality of the plans (never their
+correctness) depends on updating ``backward_copies``.
 """
 
 from __future__ import annotations

@@ -121,7 +121,13 @@ def _emit_pair(prog, va, vb, keep, want, final) -> int:
             (tuple(ll.index(lab) for lab in co), tuple(lr.index(lab) for lab in co)),
             (tuple(ll.index(lab) for lab in bo), tuple(lr.index(lab) for lab in bo)),
         )
-        out = prog.emit(P.dot_general_p, (vl, vr), {"dimension_numbers": dn}, layout)
+        # the copies dot_general's impl makes before calling BLAS (for the memory model)
+        temp = 0
+        if not prog.contig[vl] or copies(ll, (bo, fl, co), batch):
+            temp += prog.size(vl)
+        if not prog.contig[vr] or copies(lr, (bo, co, fr), batch):
+            temp += prog.size(vr)
+        out = prog.emit(P.dot_general_p, (vl, vr), {"dimension_numbers": dn}, layout, temp)
         prog.ct_need[out] = ((bo, fl, fr), set(bo), 2)
         return out
     # nothing to contract but shared batch labels: an elementwise product of broadcast views

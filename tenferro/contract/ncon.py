@@ -141,5 +141,5 @@ def ncon(tensors, index_lists, order=None, forder=None) -> Tensor:
     for t, lab in zip(tensors, labels, strict=True):
         args += [t, list(lab)]
     args.append(list(out))
-    plan, operands = get_plan("ncon", tuple(args), optimize, None)
-    return run(plan, promote(operands))
+    plan, operands, grad = get_plan("ncon", tuple(args), optimize)
+    return run(plan.lowered(grad), promote(operands), grad)

@@ -1,272 +1,113 @@
-"""Planning an einsum: from labels and shapes to a small static program of primitives.
+"""Planning an einsum: from a resolved ``Problem`` to a ``ContractionPlan`` (path, slices,
+costs: what ``contract_path`` returns) and from that to a small static program of primitives.
 
-A ``Plan`` depends only on the subscripts, the operand shapes, the ``optimize`` option and
-whether the reverse pass may run, so it is computed once and cached (``PlanCache``); running it
-(``execute.run``) just binds the recorded primitives. Nothing here looks at values, which is
-why the same plan serves eager mode, traced mode and every transformation.
+A plan depends only on the subscripts, the operand shapes and the options, so it is computed
+once and cached (``cache.py``); running it (``execute.run``) just binds the recorded
+primitives. Nothing here looks at values, which is why the same plan serves eager mode,
+traced mode and every transformation.
 
-The steps, in order:
+Lowering (``lower_problem``), in order:
 
-1. **Sizes.** Every label gets one size; a size-1 axis broadcasts against any size (NumPy).
-2. **Per operand** (views, or one cheap pass over the operand): squeeze size-1 axes
-   (``reshape``): they either broadcast or are trivial, and dropping them shrinks the problem;
-   repeated labels become diagonals (``transpose`` + ``diagonal``); labels used by this
-   operand only and absent from the output are summed (``reduce_sum``) before anything is
-   contracted.
-3. **Path.** ``opt_einsum`` chooses the pairwise order on the reduced problem (or the caller
-   gives one, or ``optimize=False`` folds left to right). Paths use opt_einsum's format:
-   positions in the current operand list; contracted operands are removed and the result
-   is appended. ``_simulate`` replays the path on label sets to find, for every pairwise
-   product, which labels are still needed afterwards.
-4. **Pairwise lowering** (``lower.py``, guided by the copy-cost model in ``layout.py``).
-5. **Output.** One final ``transpose`` (a view) to the requested order, and a ``reshape`` to
+1. **Per operand** (views, or one cheap pass over the operand): squeeze size-1 axes
+   (``reshape``): they either broadcast or are trivial; repeated labels become diagonals
+   (``transpose`` + ``diagonal``); labels used by this operand only and absent from the output
+   are summed (``reduce_sum``) before anything is contracted.
+2. **Path** (``search.py``) on that reduced problem, replayed on label sets
+   (``costs.replay``) to find, for every pairwise product, which labels are still needed.
+3. **Pairwise lowering** (``lower.py``, guided by the copy-cost model in ``layout.py``).
+4. **Output.** One final ``transpose`` (a view) to the requested order, and a ``reshape`` to
    re-insert squeezed size-1 output axes.
+
+A sliced plan lowers one slice (the operands' sliced axes have size 1 and are squeezed) and
+runs it once per slice (``slicing.run_sliced``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict, namedtuple
-
-import opt_einsum as oe
+import time
+import warnings
+from collections import Counter
 
 from ..errors import ShapeError
-from ..ops._base import as_dim
+from . import cache as disk
+from .costs import FLOP_RATE, costs_of, predicted_seconds, replay
 from .lower import lower
-from .parse import label_name, resolve
+from .memory import fmt_bytes, fmt_elements, peak_elements, physical_memory, sliced_peak
+from .problem import Problem
 from .recorder import Recorder, prod
+from .search import (
+    DEFAULT_MAX_TIME,
+    Found,
+    PlanningWarning,
+    auto_search,
+    named_search,
+    optimizer_search,
+    slice_found,
+    trivial_path,
+)
 
-# --------------------------------------------------------------------------- results
+HUGE_SECONDS = 600.0
+"""A plan predicted to run longer than this draws a ``PlanningWarning`` naming its cost."""
 
+GUARD_FRACTION = 0.9
+"""Without ``max_memory``, a plan whose peak would exceed this fraction of the machine's RAM
+cannot run here: it is sliced to fit, with a warning, rather than left to fail."""
 
-class PathInfo:
-    """What ``contract_path`` reports: the path and its costs.
+BIG_FRACTION = 0.5
+"""A plan whose peak exceeds this fraction of the machine's RAM draws a warning."""
 
-    ``flops`` counts a multiply-add as 2 (opt_einsum's convention, so ``opt_cost`` agrees with
-    ``opt_einsum.contract_path`` for the same path); ``largest_intermediate`` is in elements.
-    """
-
-    def __init__(self, path, eq, steps, naive_flops):
-        self.path = [tuple(s) for s in path]
-        self.eq = eq
-        self.steps = tuple(steps)
-        self.flops = sum(s.flops for s in self.steps)
-        sizes = [s.size for s in self.steps if s.kind in ("dot_general", "mul")]
-        self.largest_intermediate = max(sizes, default=0)
-        self.naive_flops = naive_flops
-
-    @property
-    def opt_cost(self) -> int:
-        return self.flops
-
-    @property
-    def speedup(self) -> float:
-        return self.naive_flops / max(self.flops, 1)
-
-    def __repr__(self):
-        return (
-            f"PathInfo(path={self.path}, flops={self.flops:.4g}, "
-            f"largest_intermediate={self.largest_intermediate:.4g})"
-        )
-
-    def __str__(self):
-        lines = [
-            f"  Complete contraction:  {self.eq}",
-            f"       Naive FLOP count:  {self.naive_flops:.4e}",
-            f"   Optimized FLOP count:  {self.flops:.4e}",
-            f"    Theoretical speedup:  {self.speedup:.4g}",
-            f"   Largest intermediate:  {self.largest_intermediate:.4e} elements",
-            f"                   Path:  {self.path}",
-            "-" * 64,
-            f"{'step':>16}  {'flops':>12}  {'result size':>12}  contraction",
-            "-" * 64,
-        ]
-        for s in self.steps:
-            lines.append(f"{s.kind:>16}  {s.flops:12.4e}  {s.size:12.4e}  {s.eq}")
-        return "\n".join(lines)
+SOFT_FRACTION = 0.25
+"""Without ``max_memory``, ``"auto"`` prefers paths whose peak stays within this fraction of
+the machine's RAM (a soft target: wider paths pay one bit of FLOPs per bit of excess width in
+the search's score, nothing is sliced for it)."""
 
 
-class Plan:
+# --------------------------------------------------------------------------- programs
+
+
+class Lowered:
     """A straight-line program over value ids; inputs are ids ``0..n_inputs-1``.
 
-    ``instrs`` holds ``(prim, input_ids, params, output_id, ids_to_free)``.
+    ``instrs`` holds ``(prim, input_ids, params, output_id, ids_to_free)``; ``steps`` the
+    per-step ``StepInfo``; ``peak`` the elements held at once (``memory.peak_elements``).
     """
 
-    __slots__ = ("n_inputs", "n_values", "instrs", "result", "info")
+    __slots__ = ("n_inputs", "n_values", "instrs", "result", "steps", "peak")
+    sliced = False
 
-    def __init__(self, n_inputs, n_values, instrs, result, info):
+    def __init__(self, n_inputs, n_values, instrs, result, steps, peak):
         self.n_inputs = n_inputs
         self.n_values = n_values
         self.instrs = instrs
         self.result = result
-        self.info = info
+        self.steps = tuple(steps)
+        self.peak = peak
 
 
-# --------------------------------------------------------------------------- the cache
+class SlicedLowered:
+    """One slice's program ``sub``, run once per slice; ``axes`` lists, per sliced index, its
+    size and the (operand, axis) pairs it indexes."""
 
-CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
+    __slots__ = ("sub", "axes", "n_slices", "peak")
+    sliced = True
 
+    def __init__(self, sub, axes, peak):
+        self.sub, self.axes, self.peak = sub, axes, peak
+        self.n_slices = prod(size for size, _ in axes)
 
-class PlanCache:
-    """A thread-safe LRU of plans keyed by (subscripts, shapes, optimize, memory_limit)."""
-
-    def __init__(self, maxsize: int = 4096):
-        self.maxsize = maxsize
-        self._d: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key):
-        with self._lock:
-            plan = self._d.get(key)
-            if plan is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-                self._d.move_to_end(key)
-            return plan
-
-    def put(self, key, plan):
-        with self._lock:
-            self._d[key] = plan
-            if len(self._d) > self.maxsize:
-                self._d.popitem(last=False)
-
-    def info(self) -> CacheInfo:
-        return CacheInfo(self.hits, self.misses, self.maxsize, len(self._d))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._d.clear()
-            self.hits = self.misses = 0
+    @property
+    def steps(self):
+        return self.sub.steps
 
 
-CACHE = PlanCache()
-
-
-# --------------------------------------------------------------------------- optimize
-
-
-_NAMES: dict = {}  # validated optimizer names
-
-
-def normalize_optimize(op: str, optimize):
-    """Validate ``optimize``; return ``(kind, value, cache_key)``.
-
-    kind: "none" (fold left to right), "name" (an opt_einsum optimizer name), "optimizer"
-    (a ``PathOptimizer`` instance: not cached, it may be stateful) or "path" (explicit).
-    """
-    if optimize is False:
-        return "none", None, False
-    if optimize is True or optimize is None:
-        optimize = "auto"
-    if isinstance(optimize, str):
-        known = _NAMES.get(optimize)
-        if known is not None:
-            return known
-        name = optimize.lower()
-        try:
-            oe.paths.get_path_fn(name)
-        except KeyError:
-            names = getattr(oe.paths, "_PATH_OPTIONS", ("auto", "greedy", "optimal", "dp"))
-            valid = ", ".join(repr(n) for n in sorted(names))
-            raise ShapeError(
-                f"{op}: unknown optimize option {optimize!r}; use one of {valid}, False, "
-                f"or an explicit path such as [(0, 1), (0, 1)]."
-            ) from None
-        known = _NAMES[optimize] = ("name", name, name)
-        return known
-    if isinstance(optimize, oe.paths.PathOptimizer):
-        return "optimizer", optimize, None
-    if isinstance(optimize, (list, tuple)):
-        steps = list(optimize)
-        if steps and steps[0] == "einsum_path":  # numpy.einsum_path's format
-            steps = steps[1:]
-        path = []
-        for s in steps:
-            try:
-                t = tuple(int(i) for i in s)
-            except (TypeError, ValueError):
-                raise ShapeError(
-                    f"{op}: invalid contraction path {optimize!r}: each step must be a tuple "
-                    f"of operand positions, e.g. [(0, 1), (0, 1)]."
-                ) from None
-            path.append(t)
-        path = tuple(path)
-        return "path", path, ("path", path)
-    raise ShapeError(
-        f"{op}: unknown optimize option {optimize!r} ({type(optimize).__name__}); use 'auto', "
-        f"'greedy', 'optimal', 'dp', 'random-greedy', ..., False, or an explicit path."
-    )
-
-
-# --------------------------------------------------------------------------- sizes
-
-
-def label_sizes(op, inputs, shapes, text):
-    """One size per label; size 1 broadcasts. Errors name the label, sizes and operands."""
-    sizes: dict = {}
-    where: dict = {}
-    for k, (labels, shape) in enumerate(zip(inputs, shapes, strict=True)):
-        local: dict = {}
-        for ax, (lab, d) in enumerate(zip(labels, shape, strict=True)):
-            d = as_dim(d)
-            if lab in local and local[lab][1] != d:
-                a0, d0 = local[lab]
-                raise ShapeError(
-                    f"{op}: index {label_name(lab)} is repeated in operand {k} (shape "
-                    f"{tuple(shape)}) with sizes {d0} (axis {a0}) and {d} (axis {ax}); a repeated "
-                    f"index takes a diagonal, which needs equal sizes ({text})."
-                )
-            local[lab] = (ax, d)
-            prev = sizes.get(lab)
-            if prev is None or (prev == 1 and d != 1):
-                sizes[lab] = d
-                where[lab] = (k, ax)
-            elif d != 1 and d != prev:
-                k0, a0 = where[lab]
-                shp = ", ".join(str(tuple(s)) for s in shapes)
-                raise ShapeError(
-                    f"{op}: index {label_name(lab)} has size {prev} in operand {k0} (axis {a0}) "
-                    f"but size {d} in operand {k} (axis {ax}) ({text}; shapes {shp}). The sizes "
-                    f"of an index must agree (size 1 broadcasts)."
-                )
-    return sizes
-
-
-def symbols(labels_in_order) -> dict:
-    """A distinct opt_einsum symbol per label: ASCII letters keep their own, the rest
-    (any hashable, broadcast dimensions) get fresh ones, so there is no 52-label limit."""
-    sym: dict = {}
-    used = set()
-    for lab in labels_in_order:
-        if isinstance(lab, str) and len(lab) == 1 and lab.isascii() and lab.isalpha():
-            sym[lab] = lab
-            used.add(lab)
-    i = 0
-    for lab in labels_in_order:
-        if lab in sym:
-            continue
-        while oe.get_symbol(i) in used:
-            i += 1
-        sym[lab] = oe.get_symbol(i)
-        used.add(sym[lab])
-    return sym
-
-
-def build_plan(op, terms, output, shapes, kind, optimize, memory_limit, text, grad=False):
-    """Plan the contraction of operands with ``shapes`` (see the module docstring)."""
-    inputs, out = resolve(op, terms, output, shapes, text)
-    sizes = label_sizes(op, inputs, shapes, text)
-    order = list(dict.fromkeys([lab for t in inputs for lab in t] + list(out)))
-    sym = symbols(order)
-    n = len(inputs)
-    prog = Recorder(sizes, sym, n, grad)
-    vals = [prog.new(t) for t in inputs]
+def lower_problem(prob: Problem, path, grad: bool, strided=()) -> Lowered:
+    """Lower ``prob`` along ``path`` (see the module docstring)."""
+    n = prob.n
+    prog = Recorder(prob.sizes, prob.sym, n, grad, strided)
+    vals = [prog.new(t) for t in prob.inputs]
 
     # squeeze size-1 axes (they broadcast, or are trivial)
-    for k, (labels, shape) in enumerate(zip(inputs, shapes, strict=True)):
+    for k, (labels, shape) in enumerate(zip(prob.inputs, prob.shapes, strict=True)):
         if 1 in shape:
             kept = [lab for lab, d in zip(labels, shape, strict=True) if d != 1]
             vals[k] = prog.reshape(vals[k], kept)
@@ -281,7 +122,7 @@ def build_plan(op, terms, output, shapes, kind, optimize, memory_limit, text, gr
             q = cur.index(dup, p + 1)
             vals[k] = prog.diagonal(vals[k], p, q)
     # labels of one operand only, absent from the output: sum them first
-    out_set = set(out)
+    out_set = set(prob.out)
     count = Counter(lab for v in vals for lab in set(prog.labels[v]))
     for k in range(n):
         cur = prog.labels[vals[k]]
@@ -289,24 +130,19 @@ def build_plan(op, terms, output, shapes, kind, optimize, memory_limit, text, gr
         if lonely:
             vals[k] = prog.reduce_sum(vals[k], lonely)
 
-    eq = ",".join(prog.term(t) for t in inputs) + "->" + prog.term(out)
-    live_out = [lab for lab in out if any(lab in prog.labels[v] for v in vals)]
-    path = _find_path(prog, vals, live_out, kind, optimize, memory_limit)
-    records, final_node = _simulate(op, prog, vals, set(live_out), path)
+    live_out = list(prob.live_out)
+    records, final_node, _ = replay(
+        prob.op, [set(prog.labels[v]) for v in vals], set(live_out), path
+    )
     result = lower(prog, vals, records, final_node, live_out)
 
     # final layout: requested order, then re-insert squeezed size-1 output axes
     result = prog.permute(result, live_out)
-    if len(live_out) < len(out):
-        result = prog.reshape(result, out)
-
-    # naive cost (opt_einsum's convention) of the reduced problem
-    all_labels = {lab for v in vals for lab in prog.labels[v]}
-    n_terms = len(vals)
-    inner = sum(len(set(prog.labels[v])) for v in vals) > len(all_labels)
-    naive = prod(prog.est[lab] for lab in all_labels) * (max(1, n_terms - 1) + int(inner))
-    info = PathInfo(path, eq, prog.steps, naive)
-    return Plan(n, len(prog.labels), _with_frees(prog.instrs, result), result, info)
+    if len(live_out) < len(prob.out):
+        result = prog.reshape(result, prob.out)
+    instrs = _with_frees(prog.instrs, result)
+    peak = peak_elements(prog.alloc, prog.base, prog.temps, instrs)
+    return Lowered(n, len(prog.labels), instrs, result, prog.steps, peak)
 
 
 def _with_frees(instrs, result):
@@ -322,61 +158,282 @@ def _with_frees(instrs, result):
     return out
 
 
-def _find_path(prog, vals, live_out, kind, optimize, memory_limit):
-    n = len(vals)
-    if kind == "path":
-        return list(optimize)
-    if n == 1:
-        return [(0,)]
-    if kind == "none" or n == 2:
-        return [(0, 1)] + [(0, m - 1) for m in range(n - 1, 1, -1)]
-    terms = [prog.term(prog.labels[v]) for v in vals]
-    shapes = [prog.est_shape(prog.labels[v]) for v in vals]
-    eq = ",".join(terms) + "->" + prog.term(live_out)
-    path, _ = oe.contract_path(
-        eq, *shapes, shapes=True, optimize=optimize, memory_limit=memory_limit
-    )
-    return [tuple(s) for s in path]
+# --------------------------------------------------------------------------- the plan
 
 
-def _simulate(op, prog, vals, out_set, path):
-    """Replay ``path`` on label *sets*: which pairs are contracted, and what each keeps.
+class ContractionPlan:
+    """How an einsum will be contracted: what ``tenferro.contract_path`` returns and
+    ``tenferro.einsum(..., plan=...)`` accepts.
 
-    Returns records ``(node_a, node_b, node_out, keep)`` (multi-operand steps are folded left to
-    right) and the final node. Nodes ``0..n-1`` are the operands; later ones are results.
+    Attributes: ``path`` (opt_einsum format), ``flops`` (all slices; a multiply-add counts 2,
+    as opt_einsum counts), ``largest_intermediate`` (elements, one slice), ``peak_memory``
+    (elements held at once by the forward contraction, not counting the operands),
+    ``n_slices`` and ``sliced`` (the sliced indices, in the caller's labels), ``planner``
+    (which search produced the path), ``planning_time`` (seconds), ``predicted_time``
+    (seconds, at ``costs.FLOP_RATE``), ``naive_flops`` and ``speedup``, ``max_memory`` (the
+    limit in elements, or ``None``), ``steps`` (per-step breakdown of one slice). ``print``
+    it for a summary.
     """
-    n = len(vals)
-    sets = [frozenset(prog.labels[v]) for v in vals]
-    live = Counter(lab for s in sets for lab in s)
-    slots = list(range(n))
-    records = []
-    for step in path:
-        if not step or len(set(step)) != len(step) or any(not 0 <= p < len(slots) for p in step):
-            raise ShapeError(
-                f"{op}: invalid contraction path {path!r}: step {step!r} must name distinct "
-                f"positions among the {len(slots)} operand(s) remaining at that point (opt_einsum "
-                f"convention: contracted operands are removed, the result is appended)."
-            )
-        group = [slots[p] for p in step]
-        for p in sorted(step, reverse=True):
-            del slots[p]
-        acc = group[0]
-        for other in group[1:]:
-            live.subtract(sets[acc])
-            live.subtract(sets[other])
-            union = sets[acc] | sets[other]
-            keep = frozenset(lab for lab in union if live[lab] > 0 or lab in out_set)
-            sets.append(keep)
-            live.update(keep)
-            node = len(sets) - 1
-            records.append((acc, other, node, keep))
-            acc = node
-        slots.append(acc)
-    if len(slots) != 1:
-        raise ShapeError(
-            f"{op}: the contraction path {path!r} leaves {len(slots)} operands uncontracted; "
-            f"add steps until one remains (e.g. a final {tuple(range(len(slots)))})."
+
+    def __init__(self, prob: Problem, found: Found, planning_time: float, limit, key):
+        self._prob = prob
+        self._key = key
+        self._lowered: dict = {}
+        self.eq = prob.eq
+        self.subscripts = prob.text
+        self.shapes = prob.shapes
+        self.path = [tuple(s) for s in found.path]
+        self._sliced_syms = tuple(found.sliced)
+        self.sliced = tuple(prob.label_of[s] for s in found.sliced)
+        c = costs_of(prob.op, prob.terms, prob.output, prob.size_dict, found.path, found.sliced)
+        self.flops = c.flops
+        self.largest_intermediate = c.largest
+        self.n_slices = c.n_slices
+        self._n_steps = c.steps
+        self.planner = found.planner
+        self.trials = found.trials
+        self.planning_time = planning_time
+        self.max_memory = limit
+        self.naive_flops = prob.naive_flops()
+
+    # ------------------------------------------------------------------ reports
+    @property
+    def opt_cost(self) -> int:
+        """``flops`` under opt_einsum's name."""
+        return self.flops
+
+    @property
+    def speedup(self) -> float:
+        return self.naive_flops / max(self.flops, 1)
+
+    @property
+    def predicted_time(self) -> float:
+        return predicted_seconds(self.flops, self._n_steps * self.n_slices)
+
+    @property
+    def peak_memory(self) -> int:
+        return self.lowered(False).peak
+
+    @property
+    def steps(self):
+        return self.lowered(False).steps
+
+    def __repr__(self):
+        return (
+            f"ContractionPlan(flops={self.flops:.4g}, "
+            f"largest_intermediate={self.largest_intermediate:.4g}, "
+            f"n_slices={self.n_slices}, planner={self.planner!r})"
         )
-    return records, slots[0]
+
+    def __str__(self):
+        sliced = ""
+        if self.n_slices > 1:
+            sliced = f" over {', '.join(_label_text(x) for x in self.sliced)}"
+        lines = [
+            f"  Complete contraction:  {_ellipsize(self.subscripts, 200)}",
+            f"     Reduced (planned):  {_ellipsize(self.eq, 200)}",
+            f"               Planner:  {self.planner}, {self.planning_time:.3g} s",
+            f"      Naive FLOP count:  {self.naive_flops:.4e}",
+            f"  Optimized FLOP count:  {self.flops:.4e}",
+            f"   Theoretical speedup:  {self.speedup:.4g}",
+            f"  Largest intermediate:  {fmt_elements(self.largest_intermediate)}",
+            f"           Peak memory:  {fmt_elements(self.peak_memory)}"
+            + ("" if self.max_memory is None else f" (limit {self.max_memory:.4g})"),
+            f"                Slices:  {self.n_slices}{sliced}",
+            f"        Predicted time:  {_fmt_seconds(self.predicted_time)} "
+            f"(at {FLOP_RATE:.2g} FLOP/s)",
+            f"                  Path:  {_ellipsize(str(self.path), 400)}",
+            "-" * 72,
+            f"{'step':>16}  {'flops':>12}  {'result size':>12}  contraction"
+            + ("  (one slice)" if self.n_slices > 1 else ""),
+            "-" * 72,
+        ]
+        for s in self.steps:
+            lines.append(f"{s.kind:>16}  {s.flops:12.4e}  {s.size:12.4e}  {s.eq}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ lowering
+    def lowered(self, grad: bool):
+        """The program of primitives (tuned for the reverse pass when ``grad``), cached."""
+        low = self._lowered.get(grad)
+        if low is None:
+            low = self._lower(grad)
+            self._lowered[grad] = low
+        return low
+
+    def _lower(self, grad):
+        prob = self._prob
+        if not self._sliced_syms:
+            return lower_problem(prob, self.path, grad)
+        shapes = prob.sliced_shapes(self._sliced_syms)
+        sub = Problem(prob.op, prob.inputs, prob.out, shapes, prob.text)
+        axes = prob.slice_axes(self._sliced_syms)
+        strided = {
+            k for _, where in axes for k, ax in where
+            if prod(d for d in prob.shapes[k][:ax]) > 1
+        }
+        low = lower_problem(sub, self.path, grad, strided)
+        out_size = prod(sub.est[lab] for lab in prob.out)
+        return SlicedLowered(low, axes, sliced_peak(low.peak, out_size))
 
 
+def _label_text(lab) -> str:
+    from .parse import label_name
+
+    return label_name(lab)
+
+
+def _ellipsize(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: n - 4] + " ..."
+
+
+def _fmt_seconds(t: float) -> str:
+    if t < 1e-3:
+        return f"{t * 1e6:.3g} us"
+    if t < 1:
+        return f"{t * 1e3:.3g} ms"
+    if t < 120:
+        return f"{t:.3g} s"
+    if t < 7200:
+        return f"{t / 60:.3g} min"
+    if t < 3 * 86400:
+        return f"{t / 3600:.3g} h"
+    return f"{t / 86400:.3g} days"
+
+
+# --------------------------------------------------------------------------- making plans
+
+
+def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
+              cache_dir=None) -> ContractionPlan:
+    """Search (or read from ``cache_dir``), slice to fit ``limit`` elements (or, without a
+    limit, the machine's memory), warn about huge costs."""
+    t0 = time.perf_counter()
+    ram = physical_memory()
+    guard = soft = None
+    if limit is None and ram is not None:
+        guard = max(1, int(GUARD_FRACTION * ram) // itemsize)
+        soft = max(1, int(SOFT_FRACTION * ram) // itemsize)
+    dkey = None
+    found = None
+    if cache_dir is not None and kind in ("auto", "name"):
+        dkey = disk.disk_key(prob, opt_key, limit if limit is not None else soft, max_time)
+        hit = disk.load(cache_dir, dkey)
+        if hit is not None:
+            found = _validated(prob, hit)
+    from_disk = found is not None
+    if found is None:
+        found = _search(prob, kind, opt, limit if limit is not None else soft, max_time)
+    plan = ContractionPlan(prob, found, 0.0, limit, key)
+    unsliced_peak = plan.peak_memory
+    if limit is not None:
+        plan = _fit(prob, plan, found, kind, limit, key, itemsize)
+    elif guard is not None and unsliced_peak > guard:
+        plan = _fit(prob, plan, found, kind, guard, key, itemsize)
+        warnings.warn(
+            f"{prob.op}: the contraction of {_ellipsize(prob.text, 160)} would hold "
+            f"{fmt_bytes(unsliced_peak * itemsize)} at once, more than this machine's "
+            f"{fmt_bytes(ram)} of memory allow; it is sliced into {plan.n_slices} pieces "
+            f"({plan.flops / max(found_flops(prob, found), 1):.3g}x the FLOPs) to fit. Pass "
+            f"max_memory= to choose the limit yourself.",
+            PlanningWarning, stacklevel=4,
+        )
+    elif ram is not None and unsliced_peak * itemsize > BIG_FRACTION * ram:
+        warnings.warn(
+            f"{prob.op}: the contraction of {_ellipsize(prob.text, 160)} will hold "
+            f"{fmt_bytes(unsliced_peak * itemsize)} at once, more than half of this "
+            f"machine's {fmt_bytes(ram)}. Pass max_memory= to slice it into smaller pieces.",
+            PlanningWarning, stacklevel=4,
+        )
+    found = Found(plan.path, plan._sliced_syms, plan.planner, plan.trials)
+    seconds = time.perf_counter() - t0
+    if from_disk:
+        plan.planner = f"{found.planner} (from the disk cache)"
+    plan.planning_time = seconds
+    if dkey is not None and not from_disk:
+        disk.store(cache_dir, dkey, found.path, found.sliced, found.planner, found.trials,
+                   seconds)
+    if plan.predicted_time > HUGE_SECONDS:
+        _warn_huge(prob, plan, kind, max_time, itemsize)
+    return plan
+
+
+def found_flops(prob, found) -> int:
+    return costs_of(prob.op, prob.terms, prob.output, prob.size_dict, found.path).flops
+
+
+def _validated(prob, hit):
+    path, sliced, planner, trials, _ = hit
+    if any(s not in prob.sliceable for s in sliced):
+        return None
+    try:
+        replay(prob.op, [set(t) for t in prob.terms], set(prob.output), path)
+    except ShapeError:
+        return None
+    return Found(path, sliced, planner, trials)
+
+
+def _search(prob, kind, opt, limit, max_time) -> Found:
+    n = prob.n
+    if kind == "path":
+        return Found(opt, planner="explicit path")
+    if kind == "none" or n <= 2:
+        return Found(trivial_path(n), planner="left to right" if kind == "none" else "trivial")
+    if kind == "name":
+        return named_search(prob, opt)
+    if kind == "optimizer":
+        return optimizer_search(prob, opt)
+    all_sliceable = prob.sliceable == set(prob.size_dict) - set(prob.output)
+    # the largest intermediate the search aims at: a peak is typically 2-4 intermediates
+    target = max(1, limit // 4) if limit is not None and all_sliceable else None
+    return auto_search(prob, max_time, target)
+
+
+def _fit(prob, plan, found, kind, limit, key, itemsize) -> ContractionPlan:
+    """Slice ``found`` until the plan's peak memory is at most ``limit`` elements."""
+    out_size = prod(prob.est[lab] for lab in prob.out)
+    if out_size > limit:
+        raise ShapeError(
+            f"{prob.op}: max_memory allows {fmt_elements(limit, itemsize)}, but the result of "
+            f"{_ellipsize(prob.text, 160)} alone has {out_size} elements (shapes "
+            f"{', '.join(str(s) for s in prob.shapes)}). Raise max_memory; output indices "
+            f"are not sliced."
+        )
+    target = max(1, min(limit, plan.largest_intermediate) // 2)
+    for _ in range(256):
+        if plan.peak_memory <= limit:
+            return plan
+        nxt = slice_found(prob, found, target, reconfigure=kind == "auto")
+        if nxt is None:
+            break
+        found = nxt
+        plan = ContractionPlan(prob, found, 0.0, limit, key)
+        target = max(1, min(target, plan.largest_intermediate) // 2)
+    raise ShapeError(
+        f"{prob.op}: cannot fit the contraction of {_ellipsize(prob.text, 160)} into max_memory = "
+        f"{fmt_elements(limit, itemsize)}: slicing every summed index still needs "
+        f"{fmt_elements(plan.peak_memory, itemsize)} at once. Raise max_memory."
+    )
+
+
+def _warn_huge(prob, plan, kind, max_time, itemsize):
+    hints = []
+    if kind == "auto":
+        budget = DEFAULT_MAX_TIME if max_time is None else max_time
+        hints.append(f"search longer (max_time={budget * 10:g})")
+        from .search import have_cotengra
+
+        if not have_cotengra():
+            hints.append("install cotengra (pip install 'tenferro[cotengra]')")
+    else:
+        hints.append("use optimize='auto'")
+    if plan.max_memory is None:
+        hints.append("slice with max_memory= if memory is the problem")
+    warnings.warn(
+        f"{prob.op}: the best contraction path found for {_ellipsize(prob.text, 160)} "
+        f"({plan.planner}) needs {plan.flops:.3g} FLOPs, predicted "
+        f"{_fmt_seconds(plan.predicted_time)} at {FLOP_RATE:.2g} FLOP/s, with a largest "
+        f"intermediate of {fmt_elements(plan.largest_intermediate, itemsize)}. To do better: "
+        f"{'; '.join(hints)}.",
+        PlanningWarning, stacklevel=5,
+    )

@@ -13,6 +13,13 @@ class StepInfo(namedtuple("StepInfo", "kind eq flops size")):
     ``eq`` its einsum string; ``flops`` its cost; ``size`` the elements of its result."""
 
 
+def _subsequence(short, long) -> bool:
+    """Whether ``short`` is ``long`` with some labels left out (only size-1 axes are ever
+    dropped or inserted that way: a view)."""
+    it = iter(long)
+    return all(any(x == y for y in it) for x in short)
+
+
 def prod(it):
     n = 1
     for d in it:
@@ -20,11 +27,18 @@ def prod(it):
     return n
 
 
+VIEWS = frozenset({"transpose", "broadcast_in_dim", "diagonal"})
+"""Primitives whose NumPy impl returns a view (no new memory)."""
+
+
 class Recorder:
     """Records instructions ``[prim, input ids, params, output id]`` while tracking each
-    value's labels (its axes, in memory order) and the per-step costs for ``PathInfo``."""
+    value's labels (its axes, in memory order), the per-step costs, and a memory model:
+    which values own new memory (``alloc``), which are views of which (``base``), which are
+    C-contiguous in their label order (``contig``), and the temporary copies an instruction's
+    impl makes (``temps``). ``memory.peak_elements`` replays it."""
 
-    def __init__(self, sizes, sym, n_inputs, grad):
+    def __init__(self, sizes, sym, n_inputs, grad, strided=()):
         self.grad = grad  # plan for the reverse pass too (layout.backward_copies)
         self.ct_need: dict = {}  # dot_general result -> how its transpose rule groups its ct
         self.sizes = sizes  # label -> size (int, or symbolic in traced graphs): for shapes
@@ -34,10 +48,19 @@ class Recorder:
         self.instrs: list[list] = []
         self.steps: list[StepInfo] = []
         self.n_inputs = n_inputs
+        self.alloc: list[int] = []  # elements of new memory owned by each value
+        self.base: list[int] = []  # the value whose memory each value lives in
+        self.contig: list[bool] = []
+        self.temps: list[int] = []  # per instruction: elements of temporary copies
+        self.strided = frozenset(strided)  # inputs that are strided views (slices)
 
     def new(self, labels) -> int:
+        v = len(self.labels)
         self.labels.append(tuple(labels))
-        return len(self.labels) - 1
+        self.alloc.append(0)
+        self.base.append(v)
+        self.contig.append(v not in self.strided)
+        return v
 
     def size(self, v) -> int:
         """Number of elements (an estimate from static bounds for run-time sizes)."""
@@ -52,13 +75,27 @@ class Recorder:
     def term(self, labels) -> str:
         return "".join(self.sym[lab] for lab in labels)
 
-    def emit(self, prim, ins, params, labels) -> int:
+    def emit(self, prim, ins, params, labels, temp=0) -> int:
         out = self.new(labels)
         self.instrs.append([prim, tuple(ins), params, out])
+        self.temps.append(temp)
+        if prim.name in VIEWS:
+            self.base[out] = self.base[ins[0]]
+            self.contig[out] = False
+        else:
+            self.alloc[out] = self.size(out)
         return out
 
     def reshape(self, v, labels) -> int:
-        return self.emit(P.reshape_p, (v,), {"new_sizes": self.shape(labels)}, labels)
+        """A view when ``v`` is contiguous, or when only size-1 axes are removed (NumPy
+        reshape never copies then); otherwise a copy."""
+        out = self.emit(P.reshape_p, (v,), {"new_sizes": self.shape(labels)}, labels)
+        old, new = self.labels[v], tuple(labels)
+        if self.contig[v] or _subsequence(new, old) or _subsequence(old, new):
+            self.alloc[out] = 0
+            self.base[out] = self.base[v]
+            self.contig[out] = self.contig[v]
+        return out
 
     def permute(self, v, order) -> int:
         """Reorder value ``v`` to the label order ``order`` (no-op if already so)."""

@@ -1,10 +1,11 @@
-"""Dispatch: the per-thread stack of traces and ``bind``.
+"""Dispatch: the per-thread stack of traces, and ``bind``.
 
 Every operation ends in ``bind(prim, *args, **params)``. The *base* trace evaluates eagerly
-(``EvalTrace``) or, while ``tenferro.trace``/``jit`` runs, appends graph nodes (``GraphTrace``).
-Transformations (reverse mode, forward mode) push traces above it; their values are ``Tracer``s
-wrapping values of the level below. ``bind`` hands the primitive to the highest-level trace
-among its arguments: the autodidax design, one interpreter per transformation.
+(``EvalTrace``) or, while ``tenferro.trace``/``jit`` runs, appends equations to a program
+(``StagingTrace``). Transformations (reverse mode, forward mode, linearization) push traces
+above it; their values are ``Tracer``s wrapping values of the level below. ``bind`` hands the
+primitive to the highest-level trace among its arguments after lifting every argument into
+that trace (``Trace.full_raise``): autodidax's design, one interpreter per transformation.
 """
 
 from __future__ import annotations
@@ -18,45 +19,64 @@ from ..errors import LeakedTracerError
 
 
 class Trace:
-    """One interpreter: how primitives are processed at one level of the stack."""
+    """One interpreter: how primitives are processed at one level of the stack.
+
+    ``process_*`` methods receive values already lifted into this trace and return a list of
+    outputs (values of this trace or of any lower level: lower values are constants here)."""
 
     level: int = 0
+    eager = False  # EvalTrace: values need no lifting and ``eval`` returns outputs unpacked
 
-    def process_primitive(self, prim, args, params):  # pragma: no cover - abstract
+    def pure(self, x):
+        """A value of a lower level (or a constant) as a value of this trace."""
+        return x
+
+    def full_raise(self, x):
+        if getattr(x, "_trace", None) is self:
+            return x
+        return self.pure(x)
+
+    def lift_all(self, args) -> list:
+        return [self.full_raise(a) for a in args]
+
+    def process_primitive(self, prim, tracers, params) -> list:  # pragma: no cover
         raise NotImplementedError
 
-    def process_checkpoint(self, fn, args, policy):
+    def process_checkpoint(self, fn, tracers, policy) -> list:
         """Run a checkpointed function. Only reverse-mode traces (which keep residuals) do
         something special; everything else just runs it."""
-        return fn(*args)
+        return fn(*tracers)
 
-    def process_custom_vjp(self, fun, fwd, bwd, args):
-        """Run a function with a user-defined VJP: only reverse-mode traces use the rule."""
-        return fun(*args)
+    def process_custom_vjp(self, call, tracers) -> list:
+        """A function with a user-defined VJP rule (``core.calls``): by default just run it."""
+        return call.fun(*tracers)
+
+    def process_custom_jvp(self, call, tracers) -> list:
+        """A function with a user-defined JVP rule (``core.calls``): by default just run it."""
+        return call.fun(*tracers)
 
 
 class _State(threading.local):
     def __init__(self):
         self.stack: list[Trace] = []  # transformation traces, index = level - 1
-        self.base: Trace | None = None  # EvalTrace or GraphTrace
+        self.base: Trace | None = None  # EvalTrace or StagingTrace
         self.grad_enabled = True
         self.default_device = None
         self.hook = None  # checkpoint policies record/replay selected primitives here
 
 
 state = _State()
+_EVAL_TRACE: list[Trace] = []  # set by core.eager (the default base trace)
 
 
 def base_trace() -> Trace:
     b = state.base
     if b is None:
-        from .eager import EVAL_TRACE
-
-        b = state.base = EVAL_TRACE
+        b = state.base = _EVAL_TRACE[0]
     return b
 
 
-def top_trace(args, what="operation"):
+def top_trace(args, what="operation") -> Trace:
     """The trace that must process an operation on ``args``."""
     st = state
     top = st.base
@@ -76,19 +96,44 @@ def top_trace(args, what="operation"):
     return top
 
 
-def bind(prim, *args, **params):
-    """Apply ``prim`` at the right level: the highest trace among the arguments."""
+def _apply(prim, args, params) -> list:
+    """Hand ``prim`` to the highest trace among ``args``, lifting every argument into it."""
     st = state
     top = st.base
     if top is None:
         top = base_trace()
     if st.stack:
         top = top_trace(args, prim.name)
+    return _dispatch(top, prim, args, params, st)
+
+
+def _dispatch(top, prim, args, params, st) -> list:
+    tracers = top.lift_all(args)
     if st.hook is not None:
-        out = st.hook(prim, top, args, params)
+        out = st.hook(prim, top, tracers, params)
         if out is not NotImplemented:
             return out
-    return top.process_primitive(prim, args, params)
+    if prim.process is not None:  # a higher-order primitive (a call with sub-programs)
+        return prim.process(top, tracers, params)
+    return top.process_primitive(prim, tracers, params)
+
+
+def bind_list(prim, *args, **params) -> list:
+    """Apply ``prim`` at the right level; always returns the list of outputs."""
+    return _apply(prim, args, params)
+
+
+def bind(prim, *args, **params):
+    """``bind_list`` for user-facing code: the single output, or a tuple of outputs."""
+    st = state
+    top = st.base
+    if top is None:
+        top = base_trace()
+    if st.stack:
+        top = top_trace(args, prim.name)
+    elif top.eager and st.hook is None and prim.process is None:
+        return top.eval(prim, args, params)  # plain eager: the hot path, nothing to lift
+    return prim.unpack(_dispatch(top, prim, args, params, st))
 
 
 @contextmanager
@@ -101,7 +146,6 @@ def new_trace(make):
         yield tr
     finally:
         st.stack.pop()
-        tr.finished = True
 
 
 @contextmanager

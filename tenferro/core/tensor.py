@@ -15,6 +15,9 @@ _ops = None  # tenferro.ops, set when it is imported (it needs this module first
 
 
 class Tensor:
+    """The surface shared by eager tensors, traced tensors and the values of transformations:
+    NumPy/PyTorch-style operators and methods, forwarding to ``tenferro``'s functions."""
+
     __slots__ = ()
     __array_ufunc__ = None  # make NumPy defer to our reflected operators
     __array_priority__ = 1000
@@ -76,6 +79,18 @@ class Tensor:
     def __rtruediv__(self, o):
         return _ops.divide(o, self)
 
+    def __floordiv__(self, o):
+        return _ops.floor_divide(self, o)
+
+    def __rfloordiv__(self, o):
+        return _ops.floor_divide(o, self)
+
+    def __mod__(self, o):
+        return _ops.remainder(self, o)
+
+    def __rmod__(self, o):
+        return _ops.remainder(o, self)
+
     def __pow__(self, o):
         return _ops.power(self, o)
 
@@ -128,56 +143,80 @@ class Tensor:
         return _ops.getitem(self, idx)
 
     def __setitem__(self, idx, value):
-        self._assign(_ops.setitem(self, idx, value))
+        self._update(_ops.setitem(self, idx, value))
 
     # in-place operators (rebinding this object; see ``_assign``)
     def __iadd__(self, o):
-        self._assign(_ops.add(self, o))
+        self._update(_ops.add(self, o))
         return self
 
     def __isub__(self, o):
-        self._assign(_ops.subtract(self, o))
+        self._update(_ops.subtract(self, o))
         return self
 
     def __imul__(self, o):
-        self._assign(_ops.multiply(self, o))
+        self._update(_ops.multiply(self, o))
         return self
 
     def __itruediv__(self, o):
-        self._assign(_ops.divide(self, o))
+        self._update(_ops.divide(self, o))
         return self
 
     def add_(self, o, alpha=1):
-        self._assign(_ops.add(self, o if alpha == 1 else _ops.multiply(o, alpha)))
+        self._update(_ops.add(self, o if alpha == 1 else _ops.multiply(o, alpha)))
         return self
 
     def sub_(self, o, alpha=1):
-        self._assign(_ops.subtract(self, o if alpha == 1 else _ops.multiply(o, alpha)))
+        self._update(_ops.subtract(self, o if alpha == 1 else _ops.multiply(o, alpha)))
         return self
 
     def mul_(self, o):
-        self._assign(_ops.multiply(self, o))
+        self._update(_ops.multiply(self, o))
         return self
 
     def div_(self, o):
-        self._assign(_ops.divide(self, o))
+        self._update(_ops.divide(self, o))
         return self
 
     def zero_(self):
-        self._assign(_ops.zeros_like(self))
+        self._update(_ops.zeros_like(self))
         return self
 
     def fill_(self, value):
-        self._assign(_ops.full_like(self, value))
+        self._update(_ops.full_like(self, value))
         return self
 
     def copy_(self, src):
-        self._assign(_ops.broadcast_to(_ops.astype(src, self.dtype), self.shape))
+        self._update(_ops.broadcast_to(_ops.astype(src, self.dtype), self.shape))
         return self
 
     def clamp_(self, min=None, max=None):
-        self._assign(_ops.clip(self, min, max))
+        self._update(_ops.clip(self, min, max))
         return self
+
+    def _update(self, new):
+        """Every in-place operation ends here. Tensors are values, they share no memory, so
+        views are emulated where it is sound: a basic-indexing result (``x[0]``, ``x[1:, 2]``)
+        remembers its base and index, and updating it writes through (``x[0].zero_()``,
+        ``row = x[0]; row += 1`` change ``x``, as in NumPy and PyTorch). The results of other
+        view-like operations (reshape, transpose, broadcast_to, diagonal, real/imag, detach)
+        refuse in-place updates rather than silently not changing their base. (When such an
+        operation changes nothing it returns the tensor itself, which updates normally.)"""
+        what = getattr(self, "_view_of", None)
+        if type(what) is IndexView:
+            base = what.base
+            base._update(_ops.setitem(base, what.index, new))  # views of views: recursive
+            self._assign(new)
+            return
+        if what is not None:
+            raise GradientError(
+                f"in-place operation on the result of {what}, which would be a view of another "
+                f"tensor in NumPy or PyTorch: tenferro tensors do not share memory, so it would "
+                f"not change that tensor. Update the original directly (x[i] = v, or "
+                f"x = x.at[i].set(v)), or copy first if an independent tensor is intended "
+                f"(y = ...clone())."
+            )
+        self._assign(new)
 
     def _assign(self, new):  # pragma: no cover - overridden
         raise TypeError(f"{type(self).__name__} does not support in-place operations")
@@ -215,6 +254,9 @@ class Tensor:
         return _ops.swapaxes(self, a, b)
 
     def flatten(self):
+        return _ops.reshape(self, (-1,))
+
+    def ravel(self):
         return _ops.reshape(self, (-1,))
 
     def squeeze(self, axis=None):
@@ -334,13 +376,33 @@ class Tensor:
         return False
 
     def detach(self):
-        return _ops.stop_gradient(self)
+        return mark_view(_ops.stop_gradient(self), self, "detach()")
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         raise GradientError(
             f"backward() is for eager tensors; this is a {type(self).__name__}. Inside "
             f"transformations use tenferro.grad / vjp instead."
         )
+
+
+class IndexView:
+    """What a basic-indexing result is a view of: in-place updates write through."""
+
+    __slots__ = ("base", "index")
+
+    def __init__(self, base, index):
+        self.base, self.index = base, index
+
+    def __str__(self):
+        return "indexing x[...]"
+
+
+def mark_view(out, base, what):
+    """Mark ``out`` as the result of a view-like operation on ``base`` (see ``_update``);
+    ``base`` itself (nothing changed) stays an ordinary tensor."""
+    if out is not base:
+        out._view_of = what
+    return out
 
 
 def _is_device_name(a) -> bool:

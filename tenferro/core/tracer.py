@@ -1,49 +1,92 @@
-"""``Tracer``: base class of the values of transformation traces (and of traced graphs)."""
+"""``Tracer``: base class of the values of transformation traces (and of traced graphs).
+
+A tracer wraps a value of the level below (``_lower``). Converting it to a Python number or a
+NumPy array leaves the AD system: if the value carries a derivative at some level, the result
+would silently contribute zero to it, so those conversions raise (as JAX does; PyTorch refuses
+``.numpy()`` on a tensor that requires grad). ``bool()`` stays allowed: branching on a value
+does not lose a derivative, each branch is differentiated as written.
+"""
 
 from __future__ import annotations
 
+from ..errors import GradientError
 from .tensor import Tensor
 
 
 class Tracer(Tensor):
-    """A value seen by a transformation. Subclasses define ``aval``-like ``shape``/``dtype``
-    and how to reach a concrete value (``_concrete``) if there is one."""
+    """A value seen by a transformation. Subclasses define ``shape``/``dtype``, ``_lower``
+    (the wrapped value one level down) and ``_carries_derivative``."""
 
-    __slots__ = ("_trace",)
+    __slots__ = ("_trace", "_view_of")
+
+    def _lower(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _carries_derivative(self) -> bool:
+        return False
 
     def _concrete(self):
-        """The innermost eager value, or raise ``ConcretizationError``."""
-        raise NotImplementedError
+        """The innermost eager value (or ``ConcretizationError`` in a traced graph)."""
+        x = self
+        while isinstance(x, Tracer):
+            x = x._lower()
+        return x
+
+    def _escape(self, what: str):
+        """The innermost eager value for a conversion that leaves the AD system."""
+        x = self
+        while isinstance(x, Tracer):
+            if x._carries_derivative():
+                raise GradientError(
+                    f"{what} on a value that is being differentiated ({type(x).__name__} "
+                    f"{x.shape}): the result is a plain Python/NumPy value, so the derivative "
+                    f"through it would silently be zero. Call .detach() (or "
+                    f"tenferro.stop_gradient) first if a constant is intended, or wrap the "
+                    f"computation outside tenferro in a tenferro.custom_vjp function."
+                )
+            x = x._lower()
+        return x
 
     @property
     def device(self):
-        return self._primal_device()
+        return self._lower().device
 
-    def _primal_device(self):  # pragma: no cover - overridden
-        return None
-
-    # Python conversions go to the concrete value where there is one.
     def __bool__(self):
         return bool(self._concrete())
 
     def __float__(self):
-        return float(self._concrete())
+        return float(self._escape("float()"))
 
     def __int__(self):
-        return int(self._concrete())
+        return int(self._escape("int()"))
 
     def __complex__(self):
-        return complex(self._concrete())
+        return complex(self._escape("complex()"))
 
     def __index__(self):
-        return self._concrete().__index__()
+        return self._concrete().__index__()  # integer tensors carry no derivative
 
     def item(self):
-        return self._concrete().item()
+        return self._escape(".item()").item()
+
+    def tolist(self):
+        return self._escape(".tolist()").tolist()
 
     def numpy(self):
-        return self._concrete().numpy()
+        return self._escape(".numpy()").numpy()
 
     def __array__(self, dtype=None, copy=None):
-        a = self._concrete().numpy()
-        return a if dtype is None else a.astype(dtype)
+        return self._escape("numpy.asarray()").__array__(dtype)
+
+
+class PrimalTracer(Tracer):
+    """A tracer wrapping a value of the level below (its ``primal``): the values of the
+    differentiating traces, whose shape and dtype are the primal's."""
+
+    __slots__ = ("primal",)
+
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+
+    def _lower(self):
+        return self.primal

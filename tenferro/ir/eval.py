@@ -33,8 +33,9 @@ def symbol_sites(program: Program) -> list[list]:
 
 
 def eval_program(program: Program, args, apply) -> list:
-    """Run ``program`` on ``args``. ``apply(prim, values, params)`` returns the list of an
-    equation's outputs. Outputs that are symbolic zeros (``None``) stay ``None``."""
+    """Run ``program`` on ``args``. ``apply(prim, *values, **params)`` returns the list of an
+    equation's outputs (``bind_list`` is such a function). Outputs that are symbolic zeros
+    (``None``) stay ``None``."""
     env = dict(program.consts)
     for v, a in zip(program.inputs, args):
         env[v] = a
@@ -44,7 +45,7 @@ def eval_program(program: Program, args, apply) -> list:
         params = eqn.params
         if sites is not None and contains_sym(params):
             params = resolve(params, sizes)
-        outs = apply(eqn.prim, [env[v] for v in eqn.inputs], params)
+        outs = apply(eqn.prim, *[env[v] for v in eqn.inputs], **params)
         for v, o in zip(eqn.outputs, outs):
             env[v] = o
         if sites is not None:

@@ -84,14 +84,11 @@ class IRBuilder(Builder):
     def __init__(self):
         self.eqns: list[Eqn] = []
 
-    def new_input(self, aval) -> Var:
-        return Var(aval)
-
     def bind(self, prim, *args, **params):
         avals = [a.aval for a in args]
         outs = [Var(a) for a in out_avals(prim, avals, params)]
         self.eqns.append(Eqn(prim, args, params, outs))
-        return tuple(outs) if prim.multiple_results else outs[0]
+        return prim.unpack(outs)
 
 
 def params_key(params: dict):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from chainrules import primitives as P
 from chainrules.dtypes import inexact_dtype
-from chainrules.symbolic import Sym
+from chainrules.symbolic import Sym, decide, is_one, same_shape
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
-from ..core.eager import EagerTensor, as_eager
-from ..core.tensor import Tensor
+from ..core.eager import EagerTensor, _wrap, as_eager
+from ..core.tensor import Tensor, mark_view
 from ..errors import ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
@@ -22,13 +25,56 @@ def is_scalar(x) -> bool:
 
 def tensor_of(x, like: Tensor | None = None, dtype=None) -> Tensor:
     """Any array-like as a tensor: tensors pass through; scalars, lists and NumPy arrays
-    become constants (on ``like``'s device)."""
+    become constants (on ``like``'s device); a list or tuple holding tensors is stacked, so
+    their derivatives are kept (``[x, 2 * x]`` is differentiable in ``x``)."""
     if isinstance(x, Tensor):
         return x if dtype is None else astype(x, dtype)
+    if isinstance(x, Sym):
+        dt = np.dtype(dtype) if dtype is not None else (
+            np.result_type(like.dtype, 0) if like is not None else np.dtype(np.int64))
+        return size_tensor(x, dt, like.device if like is not None else None)
     if like is not None and is_scalar(x):
         dt = np.dtype(dtype) if dtype is not None else np.result_type(like.dtype, x)
         return full((), x, dt, like.device)
+    if isinstance(x, (list, tuple)):
+        first = first_tensor(x)
+        if first is not None:
+            out = stack_nested(x, first)
+            return out if dtype is None else astype(out, dtype)
     return as_eager(x, like=like if isinstance(like, EagerTensor) else None, dtype=dtype)
+
+
+def first_tensor(x):
+    """The first tensor inside a nested list/tuple, or ``None``."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)):
+        for e in x:
+            t = first_tensor(e)
+            if t is not None:
+                return t
+    return None
+
+
+def stack_nested(x, like: Tensor) -> Tensor:
+    """A nested list/tuple of tensors and numbers as one tensor (new leading axes), built
+    from ``reshape`` and ``concatenate`` so every element keeps its derivative. Elements are
+    promoted to a common dtype as NumPy does; shapes must agree (no ragged nesting)."""
+    if not isinstance(x, (list, tuple)):
+        return x if isinstance(x, Tensor) else as_eager(
+            x, like=like if isinstance(like, EagerTensor) else None)
+    items = [stack_nested(e, like) for e in x]
+    if not items:
+        raise ShapeError("tensor: an empty list cannot be stacked with tensors next to it.")
+    shapes = {tuple(t.shape) for t in items}
+    if len(shapes) > 1:
+        raise ShapeError(
+            f"tensor: the nested sequence is ragged (element shapes {sorted(shapes)}); all "
+            f"elements of a list must have the same shape."
+        )
+    dt = np.result_type(*[t.dtype for t in items])
+    rows = [bind(P.reshape_p, astype(t, dt), new_sizes=(1,) + tuple(t.shape)) for t in items]
+    return rows[0] if len(rows) == 1 else bind(P.concatenate_p, *rows, dimension=0)
 
 
 def full(shape, value, dtype, device=None) -> Tensor:
@@ -49,7 +95,15 @@ def to_inexact(x: Tensor) -> Tensor:
     return x if d.kind in "fc" else astype(x, inexact_dtype(d))
 
 
-def broadcast_shapes(op: str, *shapes) -> tuple:
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape ``shapes`` broadcast together (NumPy's ``broadcast_shapes``); raises a
+    ``ShapeError`` naming the axis that cannot broadcast."""
+    return broadcast_shapes_of("broadcast_shapes", *shapes)
+
+
+def broadcast_shapes_of(op: str, *shapes) -> tuple:
+    """NumPy broadcasting, errors naming ``op``. A run-time size broadcasts only against 1 or
+    a size known to be equal: traced code cannot depend on whether it turns out to be 1."""
     nd = max(len(s) for s in shapes)
     out = []
     for i in range(-nd, 0):
@@ -57,17 +111,30 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
         for s in shapes:
             if -i <= len(s):
                 d = s[i]
-                if d != 1:
-                    if size != 1 and d != size:
-                        desc = " and ".join(str(tuple(s)) for s in shapes)
-                        raise ShapeError(
-                            f"{op}: shapes {desc} cannot be broadcast together (axis {i}: "
-                            f"{size} vs {d}). Reshape or expand_dims one operand so the trailing "
-                            f"axes match."
-                        )
+                if d.__class__ is int and size.__class__ is int:  # static: the common case
+                    if d != 1:
+                        if size != 1 and d != size:
+                            _not_broadcastable(op, shapes, i, size, d)
+                        size = d
+                    continue
+                if not is_one(d):
+                    if not is_one(size) and decide(d, "==", size) is not True:
+                        _not_broadcastable(op, shapes, i, size, d)
                     size = d
         out.append(size)
     return tuple(out)
+
+
+def _not_broadcastable(op, shapes, i, size, d):
+    desc = " and ".join(str(tuple(s)) for s in shapes)
+    dyn = isinstance(d, Sym) or isinstance(size, Sym)
+    raise ShapeError(
+        f"{op}: shapes {desc} cannot be broadcast together (axis {i}: {size} vs {d}). Reshape "
+        f"or expand_dims one operand so the trailing axes match." + (
+            " A size known only at run time (e.g. an SVD rank chosen by a cutoff) broadcasts "
+            "only against 1 or the same size, even if it might be 1 at run time; pass "
+            "max_rank= for a static rank." if dyn else "")
+    )
 
 
 def as_dim(d):
@@ -75,19 +142,30 @@ def as_dim(d):
     return d if isinstance(d, Sym) else int(d)
 
 
+def size_tensor(n, dtype, device=None) -> Tensor:
+    """A size as a 0-d tensor. A run-time size is counted at run time (the sum of ``n`` ones:
+    no parameter of the graph then needs the value before it runs, so nothing folds it)."""
+    if not isinstance(n, Sym):
+        return full((), n, dtype, device)
+    ones = full((n,), 1, dtype, device)
+    return bind(P.reduce_sum_p, ones, axes=(0,))
+
+
 def broadcast_to(x, shape) -> Tensor:
+    """``x`` broadcast to ``shape`` (NumPy rules). Its transpose sums over the broadcast axes."""
     x = tensor_of(x)
     shape = tuple(as_dim(d) for d in shape)
-    if x.shape == shape:
+    if same_shape(x.shape, shape):
         return x
     nd = len(shape)
     if x.ndim > nd:
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to fewer axes {shape}.")
-    if broadcast_shapes("broadcast_to", x.shape, shape) != shape:
+    if not same_shape(broadcast_shapes_of("broadcast_to", x.shape, shape), shape):
         raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}.")
-    return bind(
+    out = bind(
         P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=tuple(range(nd - x.ndim, nd))
     )
+    return mark_view(out, x, "broadcast_to")
 
 
 def operands(op: str, *xs):
@@ -98,24 +176,28 @@ def operands(op: str, *xs):
         tensors = list(xs)
     elif len(tensors) < len(xs):
         xs = tuple(
-            x if isinstance(x, Tensor) or is_scalar(x) else tensor_of(x, like=tensors[0])
+            x if isinstance(x, (Tensor, Sym)) or is_scalar(x) else tensor_of(x, like=tensors[0])
             for x in xs
         )
         tensors = [x for x in xs if isinstance(x, Tensor)]
     dt = tensors[0].dtype
     if any(t.dtype != dt for t in tensors[1:]) or len(tensors) < len(xs):
-        dt = np.result_type(*[x.dtype if isinstance(x, Tensor) else x for x in xs])
+        # a run-time size is a Python int to promotion (weak)
+        dt = np.result_type(*[x.dtype if isinstance(x, Tensor) else 0 if isinstance(x, Sym)
+                              else x for x in xs])
     shape = tensors[0].shape
-    if any(t.shape != shape for t in tensors[1:]):
-        shape = broadcast_shapes(op, *[t.shape for t in tensors])
+    if any(not same_shape(t.shape, shape) for t in tensors[1:]):
+        shape = broadcast_shapes_of(op, *[t.shape for t in tensors])
     out = []
     ref = tensors[0]
     for x in xs:
         if isinstance(x, Tensor):
             if x.dtype != dt:
                 x = astype(x, dt)
-            if x.shape != shape:
+            if not same_shape(x.shape, shape):
                 x = broadcast_to(x, shape)
+        elif isinstance(x, Sym):
+            x = broadcast_to(size_tensor(x, dt, ref.device), shape)
         else:
             if isinstance(x, (bool, np.bool_)) and dt.kind != "b":
                 x = int(x)
@@ -129,6 +211,46 @@ def normalize_axis(op: str, axis, ndim: int) -> int:
     if not -ndim <= a < max(ndim, 1):
         raise ShapeError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim}.")
     return a % ndim if ndim else 0
+
+
+def reduction_axes(op: str, axis, ndim: int) -> tuple:
+    """``normalize_axes`` sorted, cached per (op, axis, ndim): reductions call it per op."""
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    try:
+        return _reduction_axes(op, axis, ndim)
+    except TypeError:  # an unhashable axis: let normalize_axes name the problem
+        return tuple(sorted(normalize_axes(op, axis, ndim)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _reduction_axes(op, axis, ndim):
+    return tuple(sorted(normalize_axes(op, axis, ndim)))
+
+
+_SCALAR_CONSTANTS = BoundedCache("scalar operand constants", 4096)
+PY_SCALARS = (float, int, complex)
+
+
+def scalar_constant(like: EagerTensor, value):
+    """A Python number as a constant tensor of ``like``'s dtype, shape and device, when
+    NumPy's weak-scalar promotion keeps ``like``'s dtype (else ``None``): the operand of
+    ``x + 1.0`` without a dispatch per call. Cached by value (bounded); zero and NaN, whose
+    values a dict cannot tell apart, are not cached."""
+    v = like._value
+    dt = like.dtype  # NumPy's dtype object (the backend's may differ, e.g. array_api_strict)
+    kind, t = dt.kind, type(value)
+    if not (kind in "fc" if t is float else kind == "c" if t is complex
+            else (kind in "fc" or (kind in "iu" and dt.itemsize == 8)) if t is int else False):
+        return None
+    b = like._backend
+    if value != value or value == 0:
+        return _wrap(b.xp.constant(v.shape, value, dt), b)
+    key = (t, value, dt, v.shape, b)
+    c = _SCALAR_CONSTANTS.get(key)
+    if c is None:
+        c = _SCALAR_CONSTANTS.put(key, _wrap(b.xp.constant(v.shape, value, dt), b))
+    return c
 
 
 def normalize_axes(op: str, axis, ndim: int) -> tuple:

@@ -7,21 +7,35 @@ import threading
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.symbolic import Sym, floordiv, sym_max
 
 from ..backends import backend_of_array, get_backend
 from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
-from ..errors import DTypeError
-from ._base import as_dim
+from ..errors import DTypeError, ShapeError
+from ._base import as_dim, astype, first_tensor, tensor_of
+from .misc import copy, to_device
 
 float64 = np.dtype("float64")
 
 
-def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> EagerTensor:
-    """A new eager tensor holding a copy of ``data`` (array-like, scalar, or tensor)."""
-    if isinstance(data, Tensor):
-        data = np.asarray(data)
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (array-like, scalar, tensor, or a nested list
+    mixing tensors and numbers).
+
+    Tensors inside ``data`` keep their derivative (``tensor([x, 2 * x])`` is differentiable in
+    ``x``, in every mode), as in JAX; PyTorch's ``torch.tensor`` would cut it. With
+    ``requires_grad=True`` the result is a new leaf holding the values instead."""
+    if isinstance(data, Tensor) or first_tensor(data) is not None:
+        out = copy(tensor_of(data))
+        if dtype is not None:
+            out = astype(out, dtype)
+        if device is not None:
+            out = to_device(out, device)
+        if requires_grad:
+            out = out.detach().requires_grad_()
+        return out
     backend = get_backend(device if device is not None else state.default_device)
     arr = np.array(data, dtype=None if dtype is None else np.dtype(dtype), copy=True)
     if arr.dtype == object:
@@ -33,14 +47,13 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> EagerT
 
 
 def asarray(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but tensors pass through and NumPy arrays are not copied if possible."""
-    if isinstance(data, Tensor):
-        from ._base import astype
-
-        out = data if dtype is None else astype(data, dtype)
+    """Like ``tensor`` but tensors pass through and NumPy arrays are not copied if possible.
+    Tensors inside a list keep their derivative (``asarray([x, 2 * x])``)."""
+    if isinstance(data, Tensor) or first_tensor(data) is not None:
+        out = tensor_of(data)
+        if dtype is not None:
+            out = astype(out, dtype)
         if device is not None and getattr(out, "device", None) != str(device):
-            from .misc import to_device
-
             out = to_device(out, device)
         return out
     backend = get_backend(device) if device is not None else (
@@ -50,6 +63,8 @@ def asarray(data, dtype=None, device=None) -> Tensor:
 
 
 def full(shape, fill_value, dtype=None, device=None) -> Tensor:
+    """A tensor of ``shape`` filled with ``fill_value`` (dtype inferred from the value as NumPy
+    does: bool, int64, float64 or complex128). A constant: no gradient."""
     if dtype is None:
         dtype = np.result_type(fill_value) if not isinstance(fill_value, float) else float64
         if isinstance(fill_value, bool):
@@ -58,39 +73,58 @@ def full(shape, fill_value, dtype=None, device=None) -> Tensor:
             dtype = np.dtype(np.int64)
         elif isinstance(fill_value, complex):
             dtype = np.dtype(np.complex128)
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(
+    shape = (as_dim(shape),) if isinstance(shape, (int, np.integer, Sym)) else tuple(
         as_dim(d) for d in shape)
     return bind(P.full_p, shape=shape, value=fill_value, dtype=np.dtype(dtype), device=device)
 
 
 def zeros(shape, dtype=float64, device=None) -> Tensor:
+    """A tensor of zeros (float64 by default)."""
     return full(shape, 0, dtype, device)
 
 
 def ones(shape, dtype=float64, device=None) -> Tensor:
+    """A tensor of ones (float64 by default)."""
     return full(shape, 1, dtype, device)
 
 
 def full_like(x, fill_value, dtype=None) -> Tensor:
+    """A tensor filled with ``fill_value`` with ``x``'s shape, device and (by default) dtype."""
     x = x if isinstance(x, Tensor) else asarray(x)
     return full(x.shape, fill_value, x.dtype if dtype is None else dtype, x.device)
 
 
 def zeros_like(x, dtype=None) -> Tensor:
+    """Zeros with ``x``'s shape, dtype and device."""
     return full_like(x, 0, dtype)
 
 
 def ones_like(x, dtype=None) -> Tensor:
+    """Ones with ``x``'s shape, dtype and device."""
     return full_like(x, 1, dtype)
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    """Evenly spaced values in [start, stop) (NumPy's ``arange``). ``stop`` may be a size
+    known only at run time (e.g. ``arange(s.shape[0])`` under ``jit``) when start and step are
+    integers."""
     if stop is None:
         start, stop = 0, start
-    n = max(0, int(np.ceil((stop - start) / step)))
+    if isinstance(start, Sym) or isinstance(stop, Sym):
+        if not all(isinstance(v, (int, np.integer, Sym)) for v in (start, stop, step)):
+            raise ShapeError("arange: with a run-time size, start, stop and step must be integers.")
+        step = int(step)
+        if step <= 0:
+            raise ShapeError("arange: with a run-time size the step must be positive.")
+        n = sym_max(0, floordiv(stop - start + (step - 1), step))
+    else:
+        n = max(0, int(np.ceil((stop - start) / step)))
     if dtype is None:
-        dtype = np.result_type(start, stop, step)
-        dtype = np.dtype(np.int64) if dtype.kind in "iu" else float64
+        if isinstance(n, Sym):  # all integers (checked above)
+            dtype = np.dtype(np.int64)
+        else:
+            dtype = np.result_type(start, stop, step)
+            dtype = np.dtype(np.int64) if dtype.kind in "iu" else float64
     dtype = np.dtype(dtype)
     i = bind(P.iota_p, shape=(n,), dimension=0, dtype=dtype, device=device)
     if step != 1:
@@ -101,6 +135,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=float64, device=None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``)."""
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     i = bind(P.iota_p, shape=(num,), dimension=0, dtype=np.dtype(dtype), device=device)
@@ -108,6 +143,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=float64, device=None) -> 
 
 
 def eye(n, m=None, k=0, dtype=float64, device=None) -> Tensor:
+    """An ``n x m`` matrix with ones on diagonal ``k`` (NumPy's ``eye``)."""
     m = n if m is None else m
     i = bind(P.iota_p, shape=(n, m), dimension=0, dtype=np.dtype(np.int64), device=device)
     j = bind(P.iota_p, shape=(n, m), dimension=1, dtype=np.dtype(np.int64), device=device)
@@ -136,6 +172,7 @@ def get_rng_state():
 
 
 def set_rng_state(st) -> None:
+    """Restore the random-number generator state saved by ``get_rng_state``."""
     _rng.gen.bit_generator.state = st
 
 
@@ -182,11 +219,16 @@ def rand(*shape, dtype=float64, device=None) -> EagerTensor:
 
 
 def normal(mean=0.0, std=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
+    """Normally distributed samples (mean ``mean``, standard deviation ``std``) from tenferro's
+    generator (seeded by ``manual_seed``). Eager only: random draws inside traced code are
+    refused."""
     _check_not_traced()
     return _from_host(_rng.gen.normal(mean, std, size), dtype, device)
 
 
 def uniform(low=0.0, high=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
+    """Uniform samples in [low, high) from tenferro's generator (seeded by ``manual_seed``).
+    Eager only."""
     _check_not_traced()
     return _from_host(_rng.gen.uniform(low, high, size), dtype, device)
 

@@ -11,17 +11,31 @@ from chainrules.dtypes import is_complex
 
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, mark_view
 from ..errors import DTypeError
-from ._base import is_scalar, operands, tensor_of, to_inexact
+from ._base import (
+    PY_SCALARS,
+    astype,
+    is_scalar,
+    operands,
+    scalar_constant,
+    tensor_of,
+    to_inexact,
+)
 
 
 def _binary(prim, name):
     def f(x, y):
-        if type(x) is EagerTensor and type(y) is EagerTensor and x._backend is y._backend:
-            vx, vy = x._value, y._value  # hot path: nothing to broadcast or promote
-            if vx.dtype == vy.dtype and vx.shape == vy.shape:
-                return bind(prim, x, y)
+        tx, ty = type(x), type(y)
+        if tx is EagerTensor:  # hot paths: nothing to broadcast or promote
+            if ty is EagerTensor and x._backend is y._backend:
+                vx, vy = x._value, y._value
+                if vx.dtype == vy.dtype and vx.shape == vy.shape:
+                    return bind(prim, x, y)
+            elif ty in PY_SCALARS and (c := scalar_constant(x, y)) is not None:
+                return bind(prim, x, c)
+        elif ty is EagerTensor and tx in PY_SCALARS and (c := scalar_constant(y, x)) is not None:
+            return bind(prim, c, y)
         a, b = operands(name, x, y)
         return bind(prim, a, b)
 
@@ -39,6 +53,10 @@ minimum = _binary(P.minimum_p, "minimum")
 
 def divide(x, y) -> Tensor:
     """True division (integers promote to float64)."""
+    if type(x) is EagerTensor and type(y) in PY_SCALARS and x.dtype.kind in "fc":
+        c = scalar_constant(x, y)
+        if c is not None:
+            return bind(P.div_p, x, c)
     a, b = operands("divide", x, y)
     if a.dtype.kind not in "fc":
         a, b = to_inexact(a), to_inexact(b)
@@ -46,6 +64,8 @@ def divide(x, y) -> Tensor:
 
 
 def arctan2(y, x) -> Tensor:
+    """Elementwise arctan(y / x) in the correct quadrant (NumPy's ``arctan2``); real inputs.
+    Convention: the gradient is 0 at the origin."""
     a, b = operands("arctan2", y, x)
     a, b = to_inexact(a), to_inexact(b)
     return bind(P.atan2_p, a, b)
@@ -71,6 +91,7 @@ def power(x, y) -> Tensor:
 
 
 def negative(x) -> Tensor:
+    """Elementwise ``-x``."""
     return bind(P.neg_p, tensor_of(x))
 
 
@@ -100,12 +121,138 @@ sqrt = _unary(P.sqrt_p, "sqrt")
 rsqrt = _unary(P.rsqrt_p, "rsqrt", "1/sqrt(x)")
 
 
+arcsin = _unary(
+    P.arcsin_p, "arcsin",
+    "Inverse sine (integers promote to float64). Derivative 1/sqrt(1 - x^2), infinite at "
+    "x = +-1; complex input uses the principal branch (cuts on the real axis beyond +-1).",
+)
+arccos = _unary(
+    P.arccos_p, "arccos",
+    "Inverse cosine. Derivative -1/sqrt(1 - x^2), infinite at x = +-1; complex: principal "
+    "branch.",
+)
+arcsinh = _unary(
+    P.arcsinh_p, "arcsinh",
+    "Inverse hyperbolic sine. Derivative 1/sqrt(1 + x^2); complex: principal branch.",
+)
+arccosh = _unary(
+    P.arccosh_p, "arccosh",
+    "Inverse hyperbolic cosine (real input needs x >= 1, else nan as NumPy). Derivative "
+    "1/(sqrt(x - 1) sqrt(x + 1)), infinite at x = 1; complex: principal branch.",
+)
+arctanh = _unary(
+    P.arctanh_p, "arctanh",
+    "Inverse hyperbolic tangent. Derivative 1/(1 - x^2), infinite at x = +-1; complex: "
+    "principal branch.",
+)
+exp2 = _unary(P.exp2_p, "exp2", "2**x elementwise (exact at integers). Derivative ln(2) 2**x.")
+log2 = _unary(
+    P.log2_p, "log2", "Base-2 logarithm (exact at powers of two). Derivative 1/(x ln 2), "
+    "infinite at 0; complex: principal branch.",
+)
+log10 = _unary(
+    P.log10_p, "log10", "Base-10 logarithm. Derivative 1/(x ln 10), infinite at 0; complex: "
+    "principal branch.",
+)
+
+
+def _rounding(prim, name, what):
+    def f(x) -> Tensor:
+        x = tensor_of(x)
+        if is_complex(x.dtype):
+            raise DTypeError(
+                f"{name}: complex input is not supported (NumPy has no {name} for complex "
+                f"numbers either); apply it to x.real and x.imag."
+            )
+        if x.dtype.kind not in "fc":
+            return x  # integers and bools are already integral (NumPy keeps their dtype)
+        return bind(prim, x)
+
+    f.__name__ = name
+    f.__doc__ = (
+        f"{what}, elementwise; integers and bools are returned unchanged. Piecewise "
+        f"constant: the derivative is 0 everywhere, also at the jumps."
+    )
+    return f
+
+
+floor = _rounding(P.floor_p, "floor", "The largest integer <= x")
+ceil = _rounding(P.ceil_p, "ceil", "The smallest integer >= x")
+trunc = _rounding(P.trunc_p, "trunc", "x rounded toward zero")
+
+
+def round(a, decimals: int = 0) -> Tensor:  # noqa: A001  (NumPy's name)
+    """Round to ``decimals`` decimal places, halves to even, as NumPy (which scales by
+    10**decimals, rounds to the nearest integer and scales back). Complex input rounds the
+    real and imaginary parts. Integers are unchanged for ``decimals >= 0``. Piecewise
+    constant: the derivative is 0 everywhere, also at the jumps."""
+    x = tensor_of(a)
+    decimals = int(decimals)
+    if is_complex(x.dtype):
+        re, im = round(real(x), decimals), round(imag(x), decimals)
+        return add(astype(re, x.dtype), multiply(astype(im, x.dtype), 1j))
+    kind = x.dtype.kind
+    if kind not in "fc":
+        if decimals >= 0:
+            return x
+        return astype(round(astype(x, np.float64), decimals), x.dtype)
+    if decimals == 0:
+        return bind(P.round_p, x)
+    if decimals > 0:
+        scale = 10.0**decimals
+        return divide(bind(P.round_p, multiply(x, scale)), scale)
+    scale = 10.0**-decimals
+    return multiply(bind(P.round_p, divide(x, scale)), scale)
+
+
+def _real_binary(prim, name, doc):
+    def f(x1, x2) -> Tensor:
+        if type(x1) is EagerTensor and type(x2) is EagerTensor and x1._backend is x2._backend:
+            v1, v2 = x1._value, x2._value  # hot path: nothing to broadcast or promote
+            if v1.dtype == v2.dtype and v1.shape == v2.shape and x1.dtype.kind in "fiu":
+                return bind(prim, x1, x2)
+        a, b = operands(name, x1, x2)
+        if is_complex(a.dtype):
+            raise DTypeError(
+                f"{name}: complex operands are not supported ({a.dtype}), as in NumPy; use "
+                f"the real parts."
+            )
+        return bind(prim, a, b)
+
+    f.__name__ = name
+    f.__doc__ = doc
+    return f
+
+
+remainder = _real_binary(
+    P.remainder_p, "remainder",
+    "Python's ``x1 % x2``: x1 - floor_divide(x1, x2) * x2, with the sign of the divisor "
+    "(NumPy's ``mod``/``remainder``). Derivative: 1 in x1 and -floor_divide(x1, x2) in x2, "
+    "the derivative of the piece containing the point (also at the jumps, where x1/x2 is an "
+    "integer).",
+)
+mod = remainder
+floor_divide = _real_binary(
+    P.floor_divide_p, "floor_divide",
+    "``x1 // x2``: floor(x1 / x2) as NumPy computes it (consistent with ``remainder``: "
+    "x1 == floor_divide(x1, x2) * x2 + remainder(x1, x2)). Piecewise constant: derivative 0.",
+)
+fmod = _real_binary(
+    P.fmod_p, "fmod",
+    "C's fmod: x1 - trunc(x1 / x2) * x2, with the sign of the dividend (exact, as NumPy). "
+    "Derivative: 1 in x1 and -trunc(x1 / x2) in x2, the derivative of the piece containing "
+    "the point (also at the jumps).",
+)
+
+
 def square(x) -> Tensor:
+    """Elementwise ``x * x``."""
     x = tensor_of(x)
     return bind(P.square_p, x) if x.dtype.kind in "fc" else bind(P.mul_p, x, x)
 
 
 def reciprocal(x) -> Tensor:
+    """Elementwise ``1 / x`` (integers promote to float64)."""
     return divide(1, x)
 
 
@@ -118,23 +265,28 @@ def abs(x) -> Tensor:
 
 
 def sign(x) -> Tensor:
+    """Elementwise sign (``z / |z|`` for complex, 0 at 0). Convention: derivative 0 for real
+    input; for complex, only the tangential part, and 0 at 0."""
     return bind(P.sign_p, tensor_of(x))
 
 
 def conj(x) -> Tensor:
+    """Complex conjugate (a real tensor is returned as is)."""
     x = tensor_of(x)
     return bind(P.conj_p, x) if is_complex(x.dtype) else x
 
 
 def real(x) -> Tensor:
+    """Real part (a real tensor is its own real part)."""
     x = tensor_of(x)
-    return bind(P.real_p, x) if is_complex(x.dtype) else x
+    return mark_view(bind(P.real_p, x), x, "real") if is_complex(x.dtype) else x
 
 
 def imag(x) -> Tensor:
+    """Imaginary part (zeros for a real tensor)."""
     x = tensor_of(x)
     if is_complex(x.dtype):
-        return bind(P.imag_p, x)
+        return mark_view(bind(P.imag_p, x), x, "imag")
     return bind(P.full_p, shape=x.shape, value=0, dtype=x.dtype, device=x.device)
 
 
@@ -154,20 +306,34 @@ def abs2(x) -> Tensor:
     return square(x)
 
 
-def clip(x, min=None, max=None) -> Tensor:
-    """Clamp into [min, max]. Gradient flows to x strictly inside the interval."""
-    x = tensor_of(x)
-    if min is None and max is None:
+def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Tensor:
+    """Clamp into [a_min, a_max] (NumPy's signature; ``min``/``max`` are the NumPy 2 / PyTorch
+    keyword spellings of the same bounds). Either bound may be None (unbounded).
+
+    Convention at the bounds: x gets the gradient strictly inside the interval, a bound gets it
+    where x is at or beyond it (a_max everywhere if a_min >= a_max, as the value is a_max)."""
+    if min is not None:
+        if a_min is not None:
+            raise TypeError("clip: give the lower bound once (a_min or min), not both.")
+        a_min = min
+    if max is not None:
+        if a_max is not None:
+            raise TypeError("clip: give the upper bound once (a_max or max), not both.")
+        a_max = max
+    x = tensor_of(a)
+    if a_min is None and a_max is None:
         return x
     if is_complex(x.dtype):
-        raise DTypeError(f"clip: complex values are not ordered (got {x.dtype}).")
-    if x.dtype.kind in "fc" or isinstance(min, float) or isinstance(max, float):
-        lo = -np.inf if min is None else min
-        hi = np.inf if max is None else max
+        raise DTypeError(
+            f"clip: complex values are not ordered (got {x.dtype}); clip x.real or abs(x)."
+        )
+    if x.dtype.kind in "fc" or isinstance(a_min, float) or isinstance(a_max, float):
+        lo = -np.inf if a_min is None else a_min
+        hi = np.inf if a_max is None else a_max
     else:
         info = np.iinfo(x.dtype) if x.dtype.kind in "iu" else None
-        lo = (info.min if info else 0) if min is None else min
-        hi = (info.max if info else 1) if max is None else max
+        lo = (info.min if info else 0) if a_min is None else a_min
+        hi = (info.max if info else 1) if a_max is None else a_max
     a, b, c = operands("clip", x, lo, hi)
     return bind(P.clamp_p, a, b, c)
 
@@ -186,9 +352,9 @@ def where(condition, x, y) -> Tensor:
 
 
 def _broadcast3(c, a, b):
-    from ._base import broadcast_shapes, broadcast_to
+    from ._base import broadcast_shapes_of, broadcast_to
 
-    shape = broadcast_shapes("where", c.shape, a.shape)
+    shape = broadcast_shapes_of("where", c.shape, a.shape)
     return broadcast_to(c, shape), broadcast_to(a, shape), broadcast_to(b, shape)
 
 
@@ -198,6 +364,8 @@ def _compare(prim, name):
         return bind(prim, a, b)
 
     f.__name__ = name
+    f.__doc__ = (f"Elementwise ``{name}`` comparison with NumPy broadcasting and promotion. "
+                 f"Boolean result: no gradient.")
     return f
 
 
@@ -215,6 +383,8 @@ def _logical(prim, name):
         return bind(prim, a, b)
 
     f.__name__ = name
+    f.__doc__ = (f"Elementwise ``{name}`` of truth values (nonzero is True), with NumPy "
+                 f"broadcasting. Boolean result: no gradient.")
     return f
 
 
@@ -229,22 +399,29 @@ logical_or = _logical(P.logical_or_p, "logical_or")
 
 
 def logical_not(x) -> Tensor:
+    """Elementwise NOT of a boolean tensor (other dtypes: nonzero is True). Boolean result: no
+    gradient."""
     return bind(P.logical_not_p, _as_bool(tensor_of(x)))
 
 
 def isfinite(x) -> Tensor:
+    """Elementwise finiteness test. Boolean result: no gradient."""
     return bind(P.isfinite_p, tensor_of(x))
 
 
 def isnan(x) -> Tensor:
+    """Elementwise NaN test. Boolean result: no gradient."""
     return bind(P.isnan_p, tensor_of(x))
 
 
 def sigmoid(x) -> Tensor:
+    """The logistic function 1 / (1 + exp(-x)), computed as (tanh(x/2) + 1) / 2 (no overflow)."""
     x = to_inexact(tensor_of(x))
     return 0.5 * (tanh(0.5 * x) + 1)
 
 
 def softplus(x) -> Tensor:
+    """log(1 + exp(x)), computed stably as max(x, 0) + log1p(exp(-|x|)). Convention: the
+    derivative at 0 is 1/2 (the max splits its tie 50/50)."""
     x = to_inexact(tensor_of(x))
     return maximum(x, 0) + log1p(exp(-abs(x)))

@@ -7,12 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.symbolic import Sym, decide, floordiv, same_shape, size_of, sym_max, sym_min
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
-from ..core.tensor import Tensor
+from ..core.tensor import IndexView, Tensor, mark_view
 from ..errors import ConcretizationError, DTypeError, ShapeError
-from ._base import broadcast_shapes, broadcast_to, normalize_axis, operands, tensor_of
+from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, less, multiply, where
 from .shape import flip, reshape, transpose
 
@@ -77,8 +79,137 @@ def _normalize(idx, x):
     return idx
 
 
+_STATIC_HINT = (
+    "Index from the end (negative indices), or pass max_rank= to the decomposition for a "
+    "static rank."
+)
+
+
+def _sign(v, op="indexing") -> bool:
+    """Whether an index bound is negative (Python's from-the-end convention)."""
+    r = decide(v, "<", 0)
+    if r is None:
+        raise ShapeError(f"{op}: cannot tell whether the index bound {v} is negative.")
+    return r
+
+
+def slice_indices(i: slice, d):
+    """``slice.indices(d)`` for a size ``d`` that may be known only at run time: the same
+    ``(start, stop, step)`` for ints; symbolic bounds (``k - 1``, ``min(2, k)``) otherwise."""
+    if d.__class__ is int and all(v is None or v.__class__ is int for v in
+                                  (i.start, i.stop, i.step)):
+        return i.indices(d)  # the eager fast path
+    st = 1 if i.step is None else i.step
+    if isinstance(st, Sym) or not isinstance(st, (int, np.integer)):
+        raise ShapeError(f"indexing: slice steps must be static ints, got {i.step!r}.")
+    st = int(st)
+    if st == 0:
+        raise ValueError("slice step cannot be zero")
+    lower, upper = (-1, d - 1) if st < 0 else (0, d)
+
+    def clamp(v, default):
+        if v is None:
+            return default
+        v = v if isinstance(v, Sym) else int(v)
+        return sym_max(v + d, lower) if _sign(v) else sym_min(v, upper)
+
+    start = clamp(i.start, upper if st < 0 else lower)
+    stop = clamp(i.stop, lower if st < 0 else upper)
+    return start, stop, st
+
+
+def _index(ii, d, axis):
+    """A static integer index into an axis of size ``d`` (maybe run-time), from 0."""
+    if d.__class__ is int and ii.__class__ is int:  # the eager fast path
+        if not -d <= ii < d:
+            raise ShapeError(f"index {ii} is out of bounds for axis {axis} with size {d}.")
+        return ii % d
+    ok = decide(ii, ">=", -d), decide(ii, "<", d)
+    if False in ok:
+        raise ShapeError(f"index {ii} is out of bounds for axis {axis} with size {d}.")
+    if None in ok:
+        raise ShapeError(
+            f"indexing: index {ii} into axis {axis}, of a size known only at run time ({d}, "
+            f"e.g. an SVD rank chosen by a cutoff), may be out of bounds. {_STATIC_HINT}"
+        )
+    return ii + d if ii < 0 else ii
+
+
+_BASIC_SPECS = BoundedCache("basic index specs", 4096)
+
+
+def _index_key(idx):
+    """A hashable form of a basic index (ints, slices of ints, None, ...), or None."""
+    key = []
+    for i in idx if type(idx) is tuple else (idx,):
+        t = type(i)
+        if t is int:
+            key.append(i)
+        elif t is slice:
+            parts = (i.start, i.stop, i.step)
+            if not all(p is None or type(p) is int for p in parts):
+                return None
+            key.append(parts)
+        elif i is None:
+            key.append("new")
+        elif i is Ellipsis:
+            key.append("...")
+        else:  # tensors, arrays, lists, bools, NumPy integers: the general path
+            return None
+    return tuple(key)
+
+
+def _basic_spec(key, shape):
+    """``basic_index``'s spec for a basic index on a static shape (see chainrules)."""
+    n_ell = key.count("...")
+    if n_ell > 1:
+        raise ShapeError("indexing: an index can only have a single ellipsis ('...').")
+    consumed = sum(k != "new" and k != "..." for k in key)
+    if consumed > len(shape):
+        raise ShapeError(f"indexing: too many indices ({consumed}) for a tensor of rank "
+                         f"{len(shape)}.")
+    fill = ((None, None, None),) * (len(shape) - consumed)
+    if n_ell:
+        k = key.index("...")
+        key = key[:k] + fill + key[k + 1:]
+    else:
+        key = key + fill
+    spec, axis = [], 0
+    for k in key:
+        if k == "new":
+            spec.append(None)
+            continue
+        d = shape[axis]
+        if type(k) is int:
+            if not -d <= k < d:
+                raise ShapeError(f"indexing: index {k} is out of bounds for axis {axis} with "
+                                 f"size {d}.")
+            spec.append(k % d)
+        else:
+            if k[2] == 0:
+                raise ShapeError("indexing: slice step cannot be zero.")
+            a, b, c = slice(*k).indices(d)
+            spec.append((a, None if b < 0 else b, c))
+        axis += 1
+    return tuple(spec)
+
+
 def getitem(x, idx) -> Tensor:
+    """``x[idx]`` with NumPy semantics (basic and advanced indexing, ``None``, ``...``,
+    negative indices, boolean masks). A basic-indexing result is a view for in-place updates:
+    they write through to ``x`` (see ``Tensor._update``)."""
     x = tensor_of(x)
+    raw_idx = idx
+    key = _index_key(idx)
+    shape = x.shape
+    if key is not None and all(d.__class__ is int for d in shape):
+        # static shape, basic index: one primitive, the parsed index cached per signature
+        spec = _BASIC_SPECS.get((key, shape))
+        if spec is None:
+            spec = _BASIC_SPECS.put((key, shape), _basic_spec(key, shape))
+        if all(e == (0, d, 1) for e, d in zip(spec, shape)) and len(spec) == len(shape):
+            return x  # x[:] / x[...]: nothing selected away
+        return mark_view(bind(P.basic_index_p, x, spec=spec), x, IndexView(x, raw_idx))
     idx = _normalize(idx, x)
     has_array = any(_is_array_index(i) for i in idx)
     # Pass 1: slices, None, and (without array indices) integers.
@@ -96,25 +227,32 @@ def getitem(x, idx) -> Tensor:
             strides.append(1)
             out_spec.append("keep")
         elif isinstance(i, slice):
-            s, e, st = i.indices(d)
+            s, e, st = slice_indices(i, d)
             if st < 0:
                 # reversed slice: take the forward range, then flip
-                n = len(range(s, e, st))
-                lo = s + (n - 1) * st if n else 0
-                starts.append(lo)
-                limits.append(lo + (n - 1) * (-st) + 1 if n else 0)
+                if s.__class__ is int and e.__class__ is int:
+                    n = len(range(s, e, st))
+                    nonempty = n >= 1
+                else:
+                    n = sym_max(0, floordiv(s - e - st - 1, -st))
+                    nonempty = decide(n, ">=", 1)
+                if nonempty is None:
+                    raise ShapeError(
+                        f"indexing: the reversed slice {i} of axis {axis} (size {d}) may be "
+                        f"empty or not depending on a size known only at run time. "
+                        f"{_STATIC_HINT}"
+                    )
+                starts.append(s + (n - 1) * st if nonempty else 0)
+                limits.append(s + 1 if nonempty else 0)
                 strides.append(-st)
                 flips.append(len(starts) - 1)
             else:
                 starts.append(s)
-                limits.append(max(s, e))
+                limits.append(sym_max(s, e))
                 strides.append(st)
             out_spec.append("keep")
-        elif isinstance(i, (int, np.integer)) and not has_array:
-            ii = int(i)
-            if not -d <= ii < d:
-                raise ShapeError(f"index {ii} is out of bounds for axis {axis} with size {d}.")
-            ii %= d
+        elif isinstance(i, (int, np.integer, Sym)) and not has_array:
+            ii = _index(i if isinstance(i, Sym) else int(i), d, axis)
             starts.append(ii)
             limits.append(ii + 1)
             strides.append(1)
@@ -126,7 +264,7 @@ def getitem(x, idx) -> Tensor:
             out_spec.append(("adv", i))
         axis += 1
     y = x
-    if starts != [0] * x.ndim or limits != list(x.shape) or strides != [1] * x.ndim:
+    if starts != [0] * x.ndim or not same_shape(limits, x.shape) or strides != [1] * x.ndim:
         y = bind(
             P.slice_p, y, start_indices=tuple(starts), limit_indices=tuple(limits),
             strides=tuple(strides),
@@ -149,9 +287,9 @@ def getitem(x, idx) -> Tensor:
             shape.append(y.shape[pos])
             pos += 1
     y = reshape(y, shape)
-    if adv:
-        y = _advanced(y, adv)
-    return y
+    if adv:  # advanced indexing copies (NumPy too): in-place updates of it are fine
+        return _advanced(y, adv)
+    return mark_view(y, x, IndexView(x, raw_idx))
 
 
 def _advanced(y, adv):
@@ -159,7 +297,7 @@ def _advanced(y, adv):
     axes = [a for a, _, _ in adv]
     idx = [_as_index_tensor(i, y) for _, _, i in adv]
     idx = [tensor_of(int(i), like=y) if isinstance(i, (int, np.integer)) else i for i in idx]
-    bshape = broadcast_shapes("indexing", *[i.shape for i in idx])
+    bshape = broadcast_shapes_of("indexing", *[i.shape for i in idx])
     adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
     front = axes[0] if adjacent else 0
     rest = [a for a in range(y.ndim) if a not in axes]
@@ -170,19 +308,22 @@ def _advanced(y, adv):
     for k, (i, d) in enumerate(zip(idx, dims)):
         i = broadcast_to(i, bshape)
         i = _wrap_negative(i, d)
-        stride = int(np.prod(dims[k + 1 :], dtype=np.int64))
-        term = multiply(i, stride) if stride != 1 else i
+        stride = size_of(dims[k + 1 :])
+        term = i if isinstance(stride, int) and stride == 1 else multiply(i, stride)
         flat = term if flat is None else add(flat, term)
     lead = [yt.shape[a] for a in range(front)]
     tail = list(yt.shape[front + len(axes) :])
-    merged = reshape(yt, lead + [int(np.prod(dims, dtype=np.int64))] + tail)
+    merged = reshape(yt, lead + [size_of(dims)] + tail)
     return bind(P.gather_p, merged, flat, axis=front)
 
 
 def _wrap_negative(i, d):
     if isinstance(i, EagerTensor):
         arr = np.asarray(i)
-        if arr.size and (arr.min() < -d or arr.max() >= d):
+        if arr.size and isinstance(d, Sym):  # static indices into a run-time axis
+            _index(int(arr.min()), d, "of the index array")
+            _index(int(arr.max()), d, "of the index array")
+        elif arr.size and (arr.min() < -d or arr.max() >= d):
             bad = arr[(arr < -d) | (arr >= d)].ravel()[0]
             raise ShapeError(f"index {bad} is out of bounds for an axis of size {d}.")
         if arr.size and arr.min() >= 0:
@@ -193,6 +334,10 @@ def _wrap_negative(i, d):
 def _positions(x, idx):
     """Flat positions of ``x[idx]`` as an integer tensor (static for static indices)."""
     n = x.size
+    if isinstance(n, Sym):  # counted at run time (no constant can have a run-time size)
+        base = bind(P.iota_p, shape=(n,), dimension=0, dtype=np.dtype(np.int64),
+                    device=x.device)
+        return getitem(reshape(base, x.shape), idx)
     base = tensor_of(np.arange(n, dtype=np.int64).reshape(x.shape))
     return getitem(base, idx)
 

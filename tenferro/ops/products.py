@@ -7,9 +7,10 @@ import numpy as np
 from chainrules import primitives as P
 
 from ..core.dispatch import bind
+from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ._base import broadcast_shapes, broadcast_to, normalize_axis, operands, tensor_of
+from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import conj
 from .shape import reshape
 
@@ -30,12 +31,20 @@ def _promote2(op, a, b):
 
 def broadcast_batch(op: str, a, b):
     """Broadcast the leading (batch) axes of two stacks of matrices against each other."""
-    batch = broadcast_shapes(op, a.shape[:-2], b.shape[:-2])
+    batch = broadcast_shapes_of(op, a.shape[:-2], b.shape[:-2])
     return broadcast_to(a, batch + a.shape[-2:]), broadcast_to(b, batch + b.shape[-2:])
+
+
+_MATRIX_DN = (((1,), (0,)), ((), ()))
 
 
 def matmul(a, b) -> Tensor:
     """NumPy ``matmul``: matrix products over the last two axes, broadcasting batch axes."""
+    if type(a) is EagerTensor and type(b) is EagerTensor and a._backend is b._backend:
+        va, vb = a._value, b._value  # hot path: two matrices of one dtype
+        if (va.ndim == 2 and vb.ndim == 2 and va.dtype == vb.dtype
+                and va.shape[1] == vb.shape[0] and a.dtype.kind in "fciu"):
+            return bind(P.dot_general_p, a, b, dimension_numbers=_MATRIX_DN)
     a, b = _promote2("matmul", a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError("matmul: operands must have at least one axis (use * for scalars).")
@@ -101,11 +110,13 @@ def vdot(a, b) -> Tensor:
 
 
 def inner(a, b) -> Tensor:
+    """Inner product over the last axes (NumPy's ``inner``; no conjugation)."""
     a, b = tensor_of(a), tensor_of(b)
     return tensordot(a, b, ((a.ndim - 1,), (b.ndim - 1,)))
 
 
 def outer(a, b) -> Tensor:
+    """Outer product of two flattened tensors (NumPy's ``outer``)."""
     a, b = tensor_of(a), tensor_of(b)
     return tensordot(reshape(a, (-1,)), reshape(b, (-1,)), 0)
 

@@ -9,8 +9,16 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import astype, normalize_axes, normalize_axis, tensor_of, to_inexact
-from .elementwise import abs, abs2, divide, exp, log, sqrt, subtract, where
+from ._base import (
+    astype,
+    normalize_axes,
+    normalize_axis,
+    operands,
+    reduction_axes,
+    tensor_of,
+    to_inexact,
+)
+from .elementwise import abs, abs2, divide, exp, log, sign, sqrt, subtract, where
 from .shape import reshape
 
 
@@ -28,14 +36,15 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
         x = astype(x, dtype)
     elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8):
         x = astype(x, np.int64)
-    axes = normalize_axes("sum", axis, x.ndim)
-    out = bind(P.reduce_sum_p, x, axes=tuple(sorted(axes))) if axes else x
+    axes = reduction_axes("sum", axis, x.ndim)
+    out = bind(P.reduce_sum_p, x, axes=axes) if axes else x
     return _keep(out, axes, x.shape, keepdims)
 
 
 def mean(x, axis=None, keepdims=False) -> Tensor:
+    """Arithmetic mean over ``axis`` (all axes by default); integers promote to float64."""
     x = to_inexact(tensor_of(x))
-    axes = normalize_axes("mean", axis, x.ndim)
+    axes = reduction_axes("mean", axis, x.ndim)
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -47,20 +56,35 @@ def prod(x, axis=None, keepdims=False) -> Tensor:
     x = tensor_of(x)
     if x.dtype.kind == "b":
         x = astype(x, np.int64)
-    axes = normalize_axes("prod", axis, x.ndim)
-    out = bind(P.reduce_prod_p, x, axes=tuple(sorted(axes))) if axes else x
+    axes = reduction_axes("prod", axis, x.ndim)
+    out = bind(P.reduce_prod_p, x, axes=axes) if axes else x
     return _keep(out, axes, x.shape, keepdims)
+
+
+def _ordered(name, x):
+    """Extrema and sorting need an order: complex input raises (NumPy orders complex numbers
+    lexicographically; tenferro does not order them)."""
+    if x.dtype.kind == "c":
+        raise DTypeError(
+            f"{name}: complex input ({x.dtype}) has no order in tenferro (NumPy compares complex "
+            f"numbers lexicographically); apply {name} to abs(x), x.real or x.imag."
+        )
 
 
 def _extremum(prim, name):
     def f(x, axis=None, keepdims=False):
         x = tensor_of(x)
-        axes = normalize_axes(name, axis, x.ndim)
-        out = bind(prim, x, axes=tuple(sorted(axes))) if axes else x
+        _ordered(name, x)
+        axes = reduction_axes(name, axis, x.ndim)
+        out = bind(prim, x, axes=axes) if axes else x
         return _keep(out, axes, x.shape, keepdims)
 
     f.__name__ = name
-    f.__doc__ = f"``{name}`` over ``axis``; ties share the gradient equally."
+    f.__doc__ = (
+        f"``{name}`` over ``axis`` (default all). Ties share the gradient equally among all "
+        f"extremal entries. Complex input raises ``DTypeError`` (no order; NumPy's is "
+        f"lexicographic)."
+    )
     return f
 
 
@@ -72,11 +96,16 @@ amax, amin = max, min
 def _arg(prim, name):
     def f(x, axis=None):
         x = tensor_of(x)
+        _ordered(name, x)
         if axis is None:
             x, axis = reshape(x, (-1,)), 0
         return bind(prim, x, axis=normalize_axis(name, axis, x.ndim))
 
     f.__name__ = name
+    f.__doc__ = (
+        f"Index of the {name[3:]}imum along ``axis`` (of the flattened tensor by default; the "
+        f"first one at ties), int64, no derivative. Complex input raises ``DTypeError``."
+    )
     return f
 
 
@@ -85,6 +114,7 @@ argmin = _arg(P.argmin_p, "argmin")
 
 
 def cumsum(x, axis=None, reverse=False) -> Tensor:
+    """Cumulative sum along ``axis`` (of the flattened tensor by default)."""
     x = tensor_of(x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
@@ -94,6 +124,8 @@ def cumsum(x, axis=None, reverse=False) -> Tensor:
 
 
 def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom (NumPy's ``var``; complex:
+    of |x - mean|)."""
     x = to_inexact(tensor_of(x))
     axes = normalize_axes("var", axis, x.ndim)
     n = 1
@@ -104,6 +136,8 @@ def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
 
 
 def std(x, axis=None, ddof=0, keepdims=False) -> Tensor:
+    """Standard deviation: the square root of ``var``. Convention: the derivative where the
+    variance is 0 is taken as 0."""
     return safe_sqrt(var(x, axis, ddof, keepdims))
 
 
@@ -113,29 +147,53 @@ def safe_sqrt(s) -> Tensor:
     return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
 
 
-def logsumexp(x, axis=None, keepdims=False) -> Tensor:
-    """log(sum(exp(x))) computed stably."""
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) over ``axis``, computed stably (SciPy's signature; ``b`` defaults
+    to 1 and broadcasts against ``a``).
+
+    With ``return_sign=True`` returns ``(log|s|, sign(s))`` for s = sum(b exp(a)), so negative
+    weights are allowed; without it a negative sum gives nan, as SciPy. Derivative: the
+    weights b exp(a - out) (the softmax for b = 1); entries with b = 0 get none, also where
+    a = inf. Complex input is not supported (``DTypeError``)."""
     from .misc import stop_gradient
 
-    x = to_inexact(tensor_of(x))
-    axes = normalize_axes("logsumexp", axis, x.ndim)
+    x = to_inexact(tensor_of(a))
     if x.dtype.kind == "c":
         raise DTypeError("logsumexp: complex input is not supported; use real values.")
+    if b is not None:
+        w = tensor_of(b, like=x)
+        if w.dtype.kind == "c":
+            raise DTypeError("logsumexp: complex weights b are not supported.")
+        x, w = operands("logsumexp", x, to_inexact(w))
+    axes = normalize_axes("logsumexp", axis, x.ndim)
     m = stop_gradient(max(x, axes, keepdims=True))
     m = where(m > -np.inf, m, 0.0)
-    s = sum(exp(x - m), axes, keepdims=True)
-    out = log(s) + m
+    m = where(m < np.inf, m, 0.0)  # +inf: let exp(inf) = inf give the value inf
+    e = exp(x - m)
+    if b is not None:
+        e = where(w == 0, 0.0, w * e)  # b = 0 drops the term even where exp(a) = inf
+    s = sum(e, axes, keepdims=True)
+    if return_sign:
+        sgn = sign(s)
+        out = log(abs(s)) + m
+    else:
+        out = log(s) + m
     if not keepdims:
-        out = reshape(out, tuple(d for i, d in enumerate(x.shape) if i not in axes))
-    return out
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        out = reshape(out, shape)
+        if return_sign:
+            sgn = reshape(sgn, shape)
+    return (out, sgn) if return_sign else out
 
 
 def softmax(x, axis=-1) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``axis``, computed stably (shifted by the maximum)."""
     x = to_inexact(tensor_of(x))
     return exp(x - logsumexp(x, axis, keepdims=True))
 
 
 def log_softmax(x, axis=-1) -> Tensor:
+    """x - logsumexp(x) along ``axis``, computed stably."""
     x = to_inexact(tensor_of(x))
     return x - logsumexp(x, axis, keepdims=True)
 

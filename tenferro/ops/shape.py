@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.symbolic import Sym, decide, same_shape, same_size, sym_max
 
 from ..core.dispatch import bind
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, mark_view
 from ..errors import ShapeError
 from ._base import as_dim, astype, normalize_axes, normalize_axis, tensor_of
 
 
 def _as_shape(shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
+    if isinstance(shape, (int, np.integer, Sym)):
+        return (as_dim(shape),)
     return tuple(as_dim(d) for d in shape)
 
 
@@ -22,22 +23,36 @@ def reshape(x, shape) -> Tensor:
     """Reshape; one entry may be -1."""
     x = tensor_of(x)
     shape = _as_shape(shape)
-    if shape == x.shape:
+    if same_shape(shape, x.shape):
         return x
-    if shape.count(-1) > 1:
+    if shape.count(-1) > 1:  # structural comparisons (see chainrules.symbolic)
         raise ShapeError(f"reshape: only one -1 allowed, got {shape}.")
     if -1 in shape:
+        hole = shape.index(-1)
         known = 1
-        for d in shape:
-            if d != -1:
+        for i, d in enumerate(shape):
+            if i != hole:
                 known *= d
-        if known == 0 or x.size % known:
-            raise ShapeError(f"reshape: cannot reshape {x.shape} (size {x.size}) into {shape}.")
-        shape = tuple(x.size // known if d == -1 else d for d in shape)
-    return bind(P.reshape_p, x, new_sizes=shape)
+        if same_size(known, 0) or not _divides(known, x.size):
+            dyn = (" (whether it divides is known only at run time; pass max_rank= for a "
+                   "static rank)") if isinstance(
+                x.size, Sym) or isinstance(known, Sym) else ""
+            raise ShapeError(
+                f"reshape: cannot reshape {x.shape} (size {x.size}) into {shape}{dyn}."
+            )
+        shape = tuple(x.size // known if i == hole else d for i, d in enumerate(shape))
+    return mark_view(bind(P.reshape_p, x, new_sizes=shape), x, "reshape")
+
+
+def _divides(known, size) -> bool:
+    try:
+        return decide(size % known, "==", 0) is True
+    except ShapeError:  # a divisor that may be 0 at run time
+        return False
 
 
 def ravel(x) -> Tensor:
+    """The tensor flattened to one axis."""
     return reshape(x, (-1,))
 
 
@@ -52,13 +67,14 @@ def transpose(x, axes=None) -> Tensor:
             raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {x.ndim} axes.")
     if perm == tuple(range(x.ndim)):
         return x
-    return bind(P.transpose_p, x, permutation=perm)
+    return mark_view(bind(P.transpose_p, x, permutation=perm), x, "transpose")
 
 
 permute_dims = transpose
 
 
 def swapaxes(x, a, b) -> Tensor:
+    """Exchange axes ``a`` and ``b``."""
     x = tensor_of(x)
     a, b = normalize_axis("swapaxes", a, x.ndim), normalize_axis("swapaxes", b, x.ndim)
     perm = list(range(x.ndim))
@@ -67,6 +83,7 @@ def swapaxes(x, a, b) -> Tensor:
 
 
 def moveaxis(x, source, destination) -> Tensor:
+    """Move axes ``source`` to positions ``destination`` (NumPy's ``moveaxis``)."""
     x = tensor_of(x)
     src = normalize_axes("moveaxis", source, x.ndim)
     dst = normalize_axes("moveaxis", destination, x.ndim)
@@ -79,6 +96,7 @@ def moveaxis(x, source, destination) -> Tensor:
 
 
 def expand_dims(x, axis) -> Tensor:
+    """Insert size-1 axes at ``axis`` (an int or a tuple), NumPy semantics."""
     x = tensor_of(x)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     nd = x.ndim + len(axes)
@@ -90,18 +108,38 @@ def expand_dims(x, axis) -> Tensor:
 
 
 def squeeze(x, axis=None) -> Tensor:
+    """Drop size-1 axes (all of them, or ``axis``). A run-time size that may or may not be 1
+    is refused rather than guessed: eager mode would drop it exactly when it is 1, so a
+    traced result could not have eager's rank. Name the axes with ``axis=`` instead."""
     x = tensor_of(x)
     if axis is None:
-        axes = [i for i, d in enumerate(x.shape) if d == 1]
+        axes = [i for i, d in enumerate(x.shape) if d.__class__ is int and d == 1
+                or isinstance(d, Sym) and _is_unit("squeeze", x, i, d, None)]
     else:
         axes = normalize_axes("squeeze", axis, x.ndim)
         for a in axes:
-            if x.shape[a] != 1:
+            if not _is_unit("squeeze", x, a, x.shape[a], axis):
                 raise ShapeError(f"squeeze: axis {a} of shape {x.shape} is not of size 1.")
     return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
 
 
+def _is_unit(op, x, a, d, axis) -> bool:
+    if not isinstance(d, Sym):
+        return d == 1
+    r = decide(d, "==", 1)
+    if r is None:
+        fix = ("pass axis= naming the axes to drop (sizes known only at run time are kept)"
+               if axis is None else "drop axis= for this axis, or slice it: x[..., 0, ...]")
+        raise ShapeError(
+            f"{op}: axis {a} of shape {x.shape} has a size known only at run time ({d}, e.g. "
+            f"an SVD rank chosen by a cutoff) that may or may not be 1, so the result's rank "
+            f"would depend on the data; {fix}."
+        )
+    return r
+
+
 def atleast_1d(x) -> Tensor:
+    """The tensor with at least one axis (a 0-d tensor becomes shape (1,))."""
     x = tensor_of(x)
     return reshape(x, (1,)) if x.ndim == 0 else x
 
@@ -125,18 +163,21 @@ concat = concatenate
 
 
 def stack(xs, axis=0) -> Tensor:
+    """Join tensors of equal shape along a new axis ``axis`` (promoting dtypes as NumPy does)."""
     xs = [tensor_of(x) for x in xs]
     if not xs:
         raise ShapeError("stack: need at least one tensor.")
-    shapes = {x.shape for x in xs}
-    if len(shapes) != 1:
-        raise ShapeError(f"stack: all tensors need the same shape, got {sorted(shapes)}.")
+    if any(not same_shape(x.shape, xs[0].shape) for x in xs[1:]):
+        shapes = ", ".join(str(x.shape) for x in xs)
+        raise ShapeError(f"stack: all tensors need the same shape, got {shapes}.")
     ax = normalize_axis("stack", axis, xs[0].ndim + 1)
     xs = [expand_dims(x, ax) for x in xs]
     return xs[0] if len(xs) == 1 else concatenate(xs, ax)
 
 
 def split(x, indices_or_sections, axis=0) -> list:
+    """Split along ``axis`` into equal sections (an int) or at the given indices (NumPy's
+    ``split``); returns a list."""
     x = tensor_of(x)
     ax = normalize_axis("split", axis, x.ndim)
     n = x.shape[ax]
@@ -157,7 +198,7 @@ def slice_axis(x, axis, start, stop, step=1) -> Tensor:
     start_i = [0] * x.ndim
     limit = list(x.shape)
     strides = [1] * x.ndim
-    start_i[axis], limit[axis], strides[axis] = start, max(start, stop), step
+    start_i[axis], limit[axis], strides[axis] = start, sym_max(start, stop), step
     return bind(
         P.slice_p, x, start_indices=tuple(start_i), limit_indices=tuple(limit),
         strides=tuple(strides),
@@ -165,6 +206,7 @@ def slice_axis(x, axis, start, stop, step=1) -> Tensor:
 
 
 def flip(x, axis=None) -> Tensor:
+    """Reverse the order of elements along ``axis`` (all axes by default)."""
     x = tensor_of(x)
     axes = normalize_axes("flip", axis, x.ndim)
     return bind(P.flip_p, x, axes=tuple(sorted(axes))) if axes else x
@@ -189,7 +231,8 @@ def diagonal(x, offset=0, axis1=0, axis2=1) -> Tensor:
     if a1 == a2:
         raise ShapeError("diagonal: axis1 and axis2 must differ.")
     rest = [i for i in range(x.ndim) if i not in (a1, a2)]
-    return bind(P.diagonal_p, transpose(x, rest + [a1, a2]), offset=int(offset))
+    return mark_view(bind(P.diagonal_p, transpose(x, rest + [a1, a2]), offset=int(offset)), x,
+                     "diagonal")
 
 
 def diag_embed(x, offset=0) -> Tensor:
@@ -210,9 +253,11 @@ def diag(x, k=0) -> Tensor:
 
 
 def tril(x, k=0) -> Tensor:
+    """The lower triangle (on and below diagonal ``k``) of the last two axes; zeros elsewhere."""
     return bind(P.tril_p, tensor_of(x), k=int(k))
 
 
 def triu(x, k=0) -> Tensor:
+    """The upper triangle (on and above diagonal ``k``) of the last two axes; zeros elsewhere."""
     return bind(P.triu_p, tensor_of(x), k=int(k))
 

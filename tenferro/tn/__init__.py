@@ -5,6 +5,7 @@
 * coarse graining: ``trg`` (Levin-Nave) and ``hotrg`` (higher-order TRG), ln Z per site;
 * iPEPS: ``ctmrg`` (single-site C4v corner transfer matrices) and ``peps`` (C4v-symmetric
   iPEPS, Heisenberg energy per site);
+* DMRG: ``dmrg`` (two-site, any MPO, Lanczos local solver);
 * chains: ``mps`` (random/product MPS, canonical forms by QR, overlaps, MPO expectation
   values, two-site SVD truncation), ``mpo`` (Heisenberg and transverse-field Ising MPOs, a
   generic nearest-neighbour builder) and ``variational`` (MPS ground states by L-BFGS on
@@ -12,110 +13,26 @@
 * exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation).
 """
 
+from . import ctmrg as _ctmrg
+from . import dmrg as _dmrg
 from . import exact, mpo, mps, peps, variational
-from .ctmrg import (
-    CTMEnv,
-    corner_spectrum,
-    ctm_init,
-    ctm_lnz,
-    ctm_site_expectation,
-    ctmrg,
-    ctmrg_step,
-    multiplet_rank,
-)
-from .hotrg import hotrg, hotrg_step
-from .ising import BETA_C, ising_tensor
-from .mpo import heisenberg_mpo, mpo_from_terms, mpo_to_dense, tfim_mpo
-from .mps import (
-    bond_dimensions,
-    expand_bond_dimension,
-    left_canonicalize,
-    max_bond_dimensions,
-    mixed_canonicalize,
-    mpo_expectation,
-    mpo_variance,
-    mps_norm,
-    mps_overlap,
-    mps_to_dense,
-    product_mps,
-    random_mps,
-    right_canonicalize,
-    two_site_update,
-)
-from .peps import (
-    D2_REFERENCE_ENERGY,
-    QMC_ENERGY,
-    bond_energy,
-    double_layer,
-    heisenberg_bond,
-    heisenberg_energy,
-    neel_peps,
-    one_site_rdm,
-    random_c4v_peps,
-    spin_operators,
-    staggered_magnetization,
-    symmetrize_c4v,
-    two_site_rdm,
-)
-from .progress import Progress, set_progress
-from .trg import trg, trg_step
-from .variational import VariationalResult, mps_energy, variational_ground_state
+from . import hotrg as _hotrg
+from . import ising as _ising
+from . import progress as _progress
+from . import trg as _trg
+from .ctmrg import *  # noqa: F403
+from .dmrg import *  # noqa: F403
+from .hotrg import *  # noqa: F403
+from .ising import *  # noqa: F403
+from .mpo import *  # noqa: F403
+from .mps import *  # noqa: F403
+from .peps import *  # noqa: F403
+from .progress import *  # noqa: F403
+from .trg import *  # noqa: F403
+from .variational import *  # noqa: F403
 
-__all__ = [
-    "bond_dimensions",
-    "expand_bond_dimension",
-    "left_canonicalize",
-    "max_bond_dimensions",
-    "mixed_canonicalize",
-    "mpo_expectation",
-    "mpo_variance",
-    "mps_norm",
-    "mps_overlap",
-    "mps_to_dense",
-    "product_mps",
-    "random_mps",
-    "right_canonicalize",
-    "two_site_update",
-    "heisenberg_mpo",
-    "mpo_from_terms",
-    "mpo_to_dense",
-    "tfim_mpo",
-    "VariationalResult",
-    "mps_energy",
-    "variational_ground_state",
-    "mpo",
-    "mps",
-    "variational",
-
-    "BETA_C",
-    "CTMEnv",
-    "D2_REFERENCE_ENERGY",
-    "QMC_ENERGY",
-    "bond_energy",
-    "corner_spectrum",
-    "ctm_init",
-    "ctm_lnz",
-    "ctm_site_expectation",
-    "ctmrg",
-    "ctmrg_step",
-    "double_layer",
-    "heisenberg_bond",
-    "heisenberg_energy",
-    "multiplet_rank",
-    "neel_peps",
-    "one_site_rdm",
-    "peps",
-    "random_c4v_peps",
-    "spin_operators",
-    "staggered_magnetization",
-    "symmetrize_c4v",
-    "two_site_rdm",
-    "Progress",
-    "exact",
-    "hotrg",
-    "hotrg_step",
-    "ising_tensor",
-    "set_progress",
-    "trg",
-    "trg_step",
-]
+# the names each module exports, listed once (in that module's __all__)
+__all__ = ["exact", "mpo", "mps", "peps", "variational"]
+for _m in (_ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg, variational):
+    __all__ += _m.__all__
+del _m

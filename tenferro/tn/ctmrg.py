@@ -30,6 +30,13 @@ spectra give finite gradients. ``checkpoint=True`` recomputes each iteration in 
 pass instead of keeping its residuals (memory per iteration drops from the decomposition's
 (chi d)^2 matrices to the carried C and T).
 
+``implicit=True`` differentiates the converged environment instead (``tenferro.fixed_point``):
+the forward pass iterates to a fixed point in the environment tensors themselves, made exact
+by ``ctm_gauge_fix`` (the SVD leaves the sign of each projector column free, so successive
+iterates can differ by T -> S T S, C -> S C S with S = diag(+-1)), and the backward pass
+solves the adjoint fixed-point equation of one CTMRG step with GMRES. Memory no longer grows
+with the number of iterations, and the derivative is that of the converged environment.
+
 Also here: the classical free energy per site (``ctm_lnz``) and one-site expectation values
 (``ctm_site_expectation``) from a converged environment, for single-layer tensors.
 """
@@ -51,6 +58,7 @@ from .progress import Progress
 __all__ = [
     "CTMEnv",
     "corner_spectrum",
+    "ctm_gauge_fix",
     "ctm_init",
     "ctm_lnz",
     "ctm_site_expectation",
@@ -107,7 +115,7 @@ def check_c4v(op: str, a, rtol: float = 1e-8) -> None:
 
     Skipped silently when ``a`` has no value yet (traced graphs)."""
     try:
-        x = np.asarray(a)
+        x = np.asarray(tf.stop_gradient(a))  # a check on the value, not part of the function
     except ConcretizationError:
         return
     scale = max(float(np.abs(x).max()), 1e-300)
@@ -161,7 +169,7 @@ def multiplet_rank(s: np.ndarray, chi: int, multiplet_tol: float) -> int:
 
 def _concrete(x, what: str):
     try:
-        return np.asarray(x, dtype=np.float64)
+        return np.asarray(tf.stop_gradient(x), dtype=np.float64)
     except ConcretizationError as e:
         raise ConcretizationError(
             f"ctmrg: {what} needs the values of the spectrum, which a traced graph does not "
@@ -207,7 +215,7 @@ def ctmrg_step(a, C, T, chi: int, projector: str = "svd", multiplet_tol: float |
 
 def corner_spectrum(C) -> np.ndarray:
     """Singular values of the corner, descending, normalised by the largest (NumPy)."""
-    s = np.linalg.svd(np.asarray(C), compute_uv=False)
+    s = np.linalg.svd(np.asarray(tf.stop_gradient(C)), compute_uv=False)
     return s / s[0]
 
 
@@ -216,9 +224,124 @@ def _distance(s, prev) -> float:
     return float(np.linalg.norm(np.pad(s, (0, n - s.size)) - np.pad(prev, (0, n - prev.size))))
 
 
+def _multiplets(c: np.ndarray, rtol: float) -> list[np.ndarray]:
+    """Consecutive index blocks of (near-)equal corner values |C| (row norms of the
+    block-diagonal corner, descending as the SVD orders them)."""
+    r = np.linalg.norm(c, axis=1)
+    scale = max(float(r.max()), 1e-300)
+    blocks, start = [], 0
+    for i in range(1, r.size + 1):
+        if i == r.size or abs(r[i] - r[i - 1]) > rtol * scale:
+            blocks.append(np.arange(start, i))
+            start = i
+    return blocks
+
+
+def _polar(m: np.ndarray) -> np.ndarray:
+    w, _, zt = np.linalg.svd(m)
+    return w @ zt
+
+
+def _gauge_matrix(t_new: np.ndarray, t_old: np.ndarray, c_old: np.ndarray,
+                  rtol: float = 1e-7) -> np.ndarray:
+    """The orthogonal U, block diagonal over the corner's multiplets, with
+    T'[:, r, :] ~ U T[:, r, :] U^T. The leading block is the reference (U = 1 there); each
+    further block is aligned to all blocks already known by orthogonal Procrustes:
+    U_c = polar(sum_{a known, r} T'_r[a, c]^T U_a T_r[a, c]). For one-dimensional blocks this
+    is a sign; for a degenerate multiplet it fixes the rotation the SVD leaves free."""
+    chi = t_new.shape[0]
+    blocks = _multiplets(c_old, rtol)
+    U = np.zeros((chi, chi))
+    known = [blocks[0]]
+    U[np.ix_(blocks[0], blocks[0])] = np.eye(blocks[0].size)
+    todo = list(range(1, len(blocks)))
+    while todo:
+        best, best_m, best_norm = None, None, -1.0
+        for bi in todo:
+            c = blocks[bi]
+            m = np.zeros((c.size, c.size))
+            for a in known:
+                ua = U[np.ix_(a, a)]
+                tn = t_new[a][:, :, c]  # [a, r, c]
+                to = t_old[a][:, :, c]
+                m += np.einsum("arc,ab,brd->cd", tn, ua, to)
+            nm = np.linalg.norm(m)
+            if nm > best_norm:
+                best, best_m, best_norm = bi, m, nm
+        c = blocks[best]
+        U[np.ix_(c, c)] = _polar(best_m) if best_norm > 0 else np.eye(c.size)
+        known.append(c)
+        todo.remove(best)
+    return U
+
+
+def ctm_gauge_fix(new, old):
+    """``new = (C', T')`` brought into the gauge of ``old = (C, T)``: C' -> U^T C' U,
+    T'[:, r, :] -> U^T T'[:, r, :] U with U orthogonal and block diagonal over the corner's
+    multiplets (signs for non-degenerate values, rotations inside degenerate multiplets,
+    which the SVD leaves free), computed from the values as a constant (``_gauge_matrix``).
+    At a converged environment this makes one CTMRG step an exact fixed point, which
+    ``tenferro.fixed_point`` needs (convergence test and adjoint equation)."""
+    (Cn, Tn), (Co, To) = new, old
+    if tuple(Cn.shape) != tuple(Co.shape) or tuple(Tn.shape) != tuple(To.shape):
+        return new
+    what = "the gauge fix (implicit=True)"
+    U = _gauge_matrix(_concrete(Tn, what), _concrete(To, what), _concrete(Co, what))
+    U = tf.asarray(U.astype(np.dtype(Tn.dtype)), device=Tn.device)
+    Cg = U.T @ Cn @ U
+    Tg = tf.einsum("ai,arb,bj->irj", U, Tn, U)
+    return (Cg + Cg.T) / 2, (Tg + tf.transpose(Tg, (2, 1, 0))) / 2
+
+
+def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
+    """The fixed point of one CTMRG step, differentiated implicitly. Warm-up iterations on
+    ``stop_gradient(a)`` first let chi grow to its final value (the fixed-point map must keep
+    its shapes); the fixed point does not depend on where it starts."""
+    if tol is None:
+        raise ValueError("ctmrg: implicit=True needs a convergence tolerance (tol); it "
+                         "differentiates the converged environment.")
+    a0 = tf.stop_gradient(a)
+    C, T = tf.stop_gradient(C), tf.stop_gradient(T)
+    warm = 0
+    while warm < max_iter:
+        Cn, Tn, _ = ctmrg_step(a0, C, T, chi, projector)
+        warm += 1
+        grew = Cn.shape[0] != C.shape[0]
+        C, T = Cn, Tn
+        if not grew:
+            break
+
+    def step(env, site):
+        Cn, Tn, _ = ctmrg_step(site, env[0], env[1], chi, projector)
+        return Cn, Tn
+
+    last = {"hist": []}
+
+    def spectrum_stalled(new, old):
+        # a chi that cuts a multiplet leaves the tensors rotating at the level of the
+        # splitting: then stop once the corner spectrum is converged to tol and has stopped
+        # improving (the tensors, whose error is the square root of the spectrum's, are
+        # otherwise iterated to tol themselves)
+        sn, so = corner_spectrum(new[0]), corner_spectrum(old[0])
+        last["delta"] = d = _distance(sn, so)
+        h = last["hist"]
+        h.append(d)
+        return len(h) > 3 and d < tol and min(h[-4:-1]) < 2 * d
+
+    (C, T), info = tf.fixed_point(step, (C, T), a, tol=tol, maxiter=max(1, max_iter - warm),
+                                  gauge_fix=ctm_gauge_fix, converged=spectrum_stalled,
+                                  return_info=True)
+    its = warm + (info.iterations if info is not None else 0)
+    delta = last.get("delta", math.nan)
+    p.update(its, chi=C.shape[0], delta=delta)
+    converged = bool(info is not None and info.converged)
+    return CTMEnv(C, T, its, converged, delta, corner_spectrum(C))
+
+
 def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=None,
           projector: str = "svd", multiplet_tol: float | None = None,
-          checkpoint: bool = False, progress=None, check_symmetry: bool = True) -> CTMEnv:
+          checkpoint: bool = False, implicit: bool = False, progress=None,
+          check_symmetry: bool = True) -> CTMEnv:
     """Converge the C4v environment of the site tensor ``a[u, l, d, r]`` at bond dimension
     ``chi``.
 
@@ -229,6 +352,10 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     through all iterations run (start from ``env=None`` for exact gradients: a warm start's
     own dependence on ``a`` is whatever its tensors carry). ``checkpoint=True`` recomputes each
     iteration in the backward pass (memory O(chi^2 d) per iteration instead of O(chi^2 d^2)).
+    ``implicit=True``: differentiate the converged environment implicitly instead of unrolling
+    (``tenferro.fixed_point`` with ``ctm_gauge_fix``; memory independent of the number of
+    iterations; ``tol`` then bounds the relative change of C and T per iteration, and
+    ``checkpoint``/``multiplet_tol`` do not apply).
     ``projector``: "svd" (default) or "eigh" (eigenvalues ranked by magnitude). Truncating
     inside a (near-)degenerate multiplet of the corner spectrum makes the environment
     gauge-dependent and stalls convergence at the level of the splitting; ``multiplet_tol``
@@ -246,6 +373,12 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
         C, T = ctm_init(a)
     else:
         C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
+    if implicit:
+        if multiplet_tol is not None:
+            raise ValueError("ctmrg: implicit=True keeps chi fixed at the fixed point; it "
+                             "cannot be combined with multiplet_tol.")
+        with Progress("CTMRG", max_iter, progress) as p:
+            return _ctmrg_implicit(a, C, T, int(chi), int(max_iter), tol, projector, p)
     step = functools.partial(ctmrg_step, chi=int(chi), projector=projector,
                              multiplet_tol=multiplet_tol)
     if checkpoint:
@@ -267,7 +400,7 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
                 break
     if prev is None:  # tol=None: report the last spectrum when it has values
         try:
-            prev = np.asarray(s, dtype=np.float64)
+            prev = np.asarray(tf.stop_gradient(s), dtype=np.float64)
         except ConcretizationError:
             pass
     return CTMEnv(C, T, it, converged, delta, prev)

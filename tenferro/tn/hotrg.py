@@ -5,17 +5,28 @@ compresses the doubled bond (l1 l2) -> x with an isometry U from the leading eig
 M M^dagger (computed without forming M). The same U must act on the left and the right legs, so
 the side (left or right) whose discarded weight is smaller provides it. Alternating the axis
 (by rotating the tensor) coarse-grains both directions. Each step halves the number of sites.
+
+``svd="partial"`` takes the chi leading eigenvectors of the (positive semi-definite) M M^dagger
+from ``tenferro.linalg.svds`` (block Krylov, exact truncated pullback) instead of a full
+``eigh``: the decomposition drops from O(chi^6) to O(chi^5) (forming M M^dagger stays O(chi^6)).
 """
 
 from __future__ import annotations
+
+import functools
 
 import tenferro as tf
 
 from .ising import normalize, trace_torus
 from .progress import Progress
 
+__all__ = ["hotrg", "hotrg_step"]
 
-def _isometry(t, chi, side):
+
+SVD_METHODS = ("full", "partial")
+
+
+def _isometry(t, chi, side, svd="full"):
     """Leading eigenvectors of M M^dagger for the ``side`` ("left"/"right") doubled leg."""
     tc = tf.conj(t)
     if side == "left":
@@ -27,27 +38,38 @@ def _isometry(t, chi, side):
     mm = tf.einsum("abkq,cdkq->acbd", a, b)  # [(x1 x2), (x1' x2')]
     D = t.shape[0]
     mm = tf.reshape(mm, (D * D, D * D))
-    w, v = tf.linalg.eigh((mm + tf.conj(mm.T)) / 2)  # ascending
+    mm = (mm + tf.conj(mm.T)) / 2
     k = min(chi, D * D)
+    if svd == "partial" and k < D * D:
+        # PSD: singular vectors are eigenvectors, singular values eigenvalues
+        u, s, _ = tf.linalg.svds(mm, k)
+        discarded = tf.real(tf.sum(tf.diagonal(mm))) - tf.sum(s)
+        return tf.reshape(u, (D, D, k)), discarded
+    w, v = tf.linalg.eigh(mm)  # ascending
     discarded = tf.sum(w[: D * D - k])
     u = tf.flip(v[:, D * D - k :], 1)  # leading first
     return tf.reshape(u, (D, D, k)), discarded
 
 
-def hotrg_step(t, chi: int):
+def hotrg_step(t, chi: int, svd: str = "full"):
     """Contract two tensors vertically and compress the doubled horizontal bond:
     ``T'[x, u, y, d] = U*[l1 l2, x] T[l1, u, r1, k] T[l2, k, r2, d] U[r1 r2, y]``."""
-    ul, el = _isometry(t, chi, "left")
-    ur, er = _isometry(t, chi, "right")
+    ul, el = _isometry(t, chi, "left", svd)
+    ur, er = _isometry(t, chi, "right", svd)
     u = tf.where(el <= er, ul, ur)  # no Python branch on data: works traced too
     return tf.einsum("abx,aurk,bkqd,rqy->xuyd", tf.conj(u), t, t, u)
 
 
-def hotrg(t, chi: int, steps: int, *, checkpoint: bool = False, progress=None):
+def hotrg(t, chi: int, steps: int, *, checkpoint: bool = False, svd: str = "full",
+          progress=None):
     """ln Z per site of the square-lattice network of ``t`` (``T[l, u, r, d]``) after
-    ``steps`` HOTRG steps (alternating axes; a torus of 2^steps sites), bond dimension ``chi``."""
+    ``steps`` HOTRG steps (alternating axes; a torus of 2^steps sites), bond dimension ``chi``.
+    ``svd="partial"``: isometries from ``tenferro.linalg.svds`` (eager only)."""
+    if svd not in SVD_METHODS:
+        raise ValueError(f"hotrg: svd must be one of {SVD_METHODS}, got {svd!r}.")
     t, lnz = normalize(t)
-    step_fn = tf.checkpoint(hotrg_step) if checkpoint else hotrg_step
+    step_fn = functools.partial(hotrg_step, svd=svd)
+    step_fn = tf.checkpoint(step_fn) if checkpoint else step_fn
     with Progress("HOTRG", steps, progress) as p:
         for k in range(1, steps + 1):
             t = step_fn(t, chi)

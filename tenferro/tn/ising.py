@@ -15,6 +15,8 @@ import numpy as np
 
 import tenferro as tf
 
+__all__ = ["BETA_C", "ising_tensor"]
+
 BETA_C = float(np.log(1 + np.sqrt(2)) / 2)  # critical inverse temperature for J = 1
 
 

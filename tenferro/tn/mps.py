@@ -90,7 +90,7 @@ def product_mps(states, L: int | None = None, *, dtype=None) -> list:
     ``states``: a list of L local vectors, or one vector repeated ``L`` times. Vectors are used
     as given (not normalised). Example: ``product_mps([[1, 0], [0, 1]] * 4)`` is the Neel state
     up-down-up-down... of 8 spins."""
-    arr = np.asarray(states.numpy() if isinstance(states, tf.Tensor) else states)
+    arr = np.asarray(tf.stop_gradient(states) if isinstance(states, tf.Tensor) else states)
     if arr.ndim == 1:
         if L is None:
             raise ShapeError("product_mps: one local vector given; pass the chain length L.")

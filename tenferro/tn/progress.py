@@ -12,6 +12,8 @@ import time
 
 _enabled = os.environ.get("TENFERRO_PROGRESS", "1") not in ("0", "", "false", "False")
 
+__all__ = ["Progress", "set_progress"]
+
 
 def set_progress(enabled: bool) -> None:
     global _enabled

@@ -263,7 +263,7 @@ def precondition(mps, center: int, eps: float = 1e-6):
 
 
 def _host(t):
-    return np.asarray(t.numpy() if hasattr(t, "numpy") else t)
+    return np.asarray(t.detach() if hasattr(t, "detach") else t)
 
 
 def _inv_sqrt(g, eps):

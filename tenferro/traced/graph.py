@@ -12,7 +12,7 @@ import numpy as np
 
 from chainrules.core import params_str
 
-from ..core.dispatch import bind, state
+from ..core.dispatch import bind_list, state
 from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..errors import DeviceError, DTypeError, ShapeError, fmt_aval
 from ..ir import cost
@@ -24,6 +24,11 @@ from .executor import Executable
 
 
 class Graph:
+    """A traced, optimised program with the pytree structure of its arguments and results:
+    callable (compiled executor for plain eager inputs; interpreted through ``bind`` under
+    transformations or the tape, so it differentiates like the original), printable
+    (``str``, ``to_dot``, ``summary``), and saved with ``save``/``tenferro.load``."""
+
     def __init__(self, program: Program, in_tree, out_tree, name: str = "f"):
         self.program = program
         self.in_tree = in_tree
@@ -119,7 +124,7 @@ class Graph:
             "nodes": len(p.eqns),
             "flops": None if None in flops else sum(flops),
             "intermediate_bytes": None if None in byts else sum(byts),
-            "input_bytes": sum(_aval_bytes(v.aval) for v in p.inputs),
+            "input_bytes": sum(v.aval.nbytes for v in p.inputs),
             "constant_bytes": int(sum(np.asarray(c).nbytes for c in p.consts.values())),
             "primitives": dict(sorted(per_prim.items(), key=lambda kv: -kv[1])),
         }
@@ -131,15 +136,15 @@ class Graph:
         from ..ir.passes.liveness import last_uses
 
         p = self.program
-        live = sum(_aval_bytes(v.aval) for v in p.inputs) + sum(
+        live = sum(v.aval.nbytes for v in p.inputs) + sum(
             int(np.asarray(c).nbytes) for c in p.consts.values())
         peak = live
         for eqn, dead in zip(p.eqns, last_uses(p)):
-            if any(_dyn(v.aval.shape) for v in eqn.outputs):
+            if not all(v.aval.is_static for v in eqn.outputs):
                 return None
-            live += sum(_aval_bytes(v.aval) for v in eqn.outputs)
+            live += sum(v.aval.nbytes for v in eqn.outputs)
             peak = max(peak, live)
-            live -= sum(_aval_bytes(v.aval) for v in dead if v not in p.inputs)
+            live -= sum(v.aval.nbytes for v in dead if v not in p.inputs)
         return peak
 
     # ----------------------------------------------------------------------- calling
@@ -152,7 +157,7 @@ class Graph:
             )
         flat = [tensor_of(x) for x in flat]
         for i, (x, v) in enumerate(zip(flat, self.program.inputs)):
-            if tuple(x.shape) != tuple(v.aval.shape) and not _dyn(v.aval.shape):
+            if tuple(x.shape) != tuple(v.aval.shape) and v.aval.is_static:
                 raise ShapeError(
                     f"graph {self.name}: input {i} has shape {x.shape}, the graph was traced for "
                     f"{v.aval}. Trace again (jit does it for you)."
@@ -187,7 +192,7 @@ class Graph:
         prog = self.program
         env_prog = Program(prog.inputs, prog.eqns, prog.outputs,
                            dict(zip(prog.consts.keys(), consts)))
-        return eval_program(env_prog, flat, _apply_bind)
+        return eval_program(env_prog, flat, bind_list)
 
     def _consts_on(self, device):
         got = self._const_tensors.get(device)
@@ -206,11 +211,6 @@ class Graph:
         save_graph(self, path)
 
 
-def _apply_bind(prim, vals, params):
-    out = bind(prim, *vals, **params)
-    return out if prim.multiple_results else (out,)
-
-
 def _can_execute(flat) -> bool:
     if state.stack or (state.base is not None and state.base is not EVAL_TRACE):
         return False
@@ -221,17 +221,6 @@ def _default_backend():
     from ..backends import get_backend
 
     return get_backend(state.default_device)
-
-
-def _aval_bytes(aval) -> int:
-    n = aval.dtype.itemsize
-    for d in aval.shape:
-        n *= d if isinstance(d, int) else 1
-    return n
-
-
-def _dyn(shape) -> bool:
-    return any(not isinstance(d, int) for d in shape)  # symbolic (run-time) sizes
 
 
 def _const_preview(c) -> str:

@@ -1,235 +1,363 @@
 """Saving and loading graphs: a versioned, documented format with no pickled code.
 
-A graph file is a NumPy ``.npz`` archive (a zip of ``.npy`` files) holding:
+The format, its versions and every rule a file must satisfy are in design/graph-files.md. In
+short, a graph file is a NumPy ``.npz`` (a zip of ``.npy`` entries): ``graph.json.npy`` holds
+a JSON description (primitives by name, values with shapes and dtypes, parameters, pytree
+structure, bounds of run-time sizes, and since version 2 a table of custom-rule calls with
+their sub-programs), ``const_<i>.npy`` the value of constant ``i`` and ``call_const_<k>.npy``
+the constants of the calls' programs.
 
-* ``graph.json`` — UTF-8 JSON (stored as a uint8 array):
-  ``{"format": "tenferro-graph", "version": 1, "name": str,
-     "inputs": [var], "consts": [var], "outputs": [var id],
-     "eqns": [{"prim": name, "inputs": [var id], "outputs": [var], "params": {k: value},
-               "source": "file:line (function)" or null}],
-     "in_tree": tree, "out_tree": tree}``
-  where ``var = {"id": int, "shape": [dim], "dtype": numpy dtype name}``; a dim is an int or
-  ``{"sym": [coef, [[symbol, exponent], ...]]}`` (a size known only at run time, see
-  ``chainrules.symbolic``; ``"sym_bounds"`` maps symbols to their static upper bounds); params
-  encode tuples as
-  ``{"tuple": [...]}``, dtypes as ``{"dtype": name}``, complex numbers as
-  ``{"complex": [re, im]}``, and ints/floats/bools/strings/None as themselves;
-  ``tree`` is ``{"kind": "leaf"|"none"|"tuple"|"list"|"dict", "keys": [...]?,
-  "children": [tree]}`` (namedtuples are stored as tuples).
-* ``const_<i>.npy`` — the value of ``consts[i]``.
-
-Primitives are referenced by name and looked up in ``chainrules.PRIMITIVES``. Loading refuses
-files with a newer version, unknown primitives, or malformed content, with a ``GraphError``.
+Files are untrusted input. ``load`` checks the archive's sizes before decompressing anything,
+the JSON document's size and nesting before decoding it, and every value, parameter and
+equation before building the graph (shape inference is re-run and must agree with the file),
+so a corrupt or hostile file raises ``GraphFormatError`` naming what is wrong, within limits
+on memory and time. Saving shares no mutable state between threads.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-import zipfile
+import os
 
 import numpy as np
 
-from chainrules import PRIMITIVES, ShapedArray
-from chainrules.symbolic import Sym
+from chainrules import PRIMITIVES
+from chainrules.core import ShapedArray, out_avals
+from chainrules.symbolic import Sym, bound_of, encode_size, floordiv, sym_max, sym_min
 
-from ..errors import GraphError
+from ..core.calls import StagedJVPCall, StagedVJPCall, _Staged
+from ..core.eager import EagerTensor
+from ..errors import GraphError, GraphFormatError
 from ..ir.program import Eqn, Program, Var
 from ..pytree import TreeDef
+from .graph_archive import Archive, ArchiveError
+from .graph_params import (
+    DTYPES,
+    EXTRA_CHECKS,
+    MAX_PARAM_INT,
+    MAX_RANK,
+    PARAM_KINDS,
+    PRODUCES_SIZE,
+    BadParam,
+    check_shape,
+)
 
 FORMAT = "tenferro-graph"
-VERSION = 1
-_SYM_BOUNDS_OUT: dict[int, int] = {}
+VERSION = 2
+"""The format version ``Graph.save`` writes (2 added the ``calls`` table)."""
+OLDEST_VERSION = 1
+"""The oldest format version ``load`` reads."""
+
+MAX_ELEMENTS = 2**32
+"""Default limit on the element count of every array a file declares (values, constants and
+shape parameters such as ``full``'s): 2**32 elements are 32 GiB of float64. Nothing is
+allocated for declared shapes at load time, but running the graph would."""
+MAX_BYTES = 2**30
+"""Default limit on the bytes of constants a file may hold (what ``load`` reads into memory)."""
+MAX_JSON_BYTES = 64 * 2**20
+"""Limit on the size of the JSON description."""
+MAX_JSON_DEPTH = 160
+"""Limit on the nesting depth of the JSON description (pytrees nest two levels per level)."""
+MAX_TREE_DEPTH = 64
+"""Limit on the nesting depth of the input and output pytrees."""
+MAX_VALUE_DEPTH = 8
+"""Limit on the nesting depth of a parameter value (tuples of tuples...)."""
+MAX_SYM_EXPONENT = MAX_RANK
+"""Largest exponent of a symbol in a run-time size (axes merged by reshapes)."""
+MAX_CALL_DEPTH = 16
+"""Limit on how deeply custom-rule calls nest inside each other's programs."""
+_CALL_PROGRAMS = {"custom_vjp": ("fun", "fwd", "bwd"), "custom_jvp": ("fun", "jvp")}
 
 
 # ----------------------------------------------------------------------------- encode
-def _enc(v):
-    if isinstance(v, tuple):
-        return {"tuple": [_enc(x) for x in v]}
-    if isinstance(v, list):
-        return {"tuple": [_enc(x) for x in v]}
-    if isinstance(v, np.dtype):
-        return {"dtype": v.name}
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v)
-    if isinstance(v, (complex, np.complexfloating)):
-        return {"complex": [float(v.real), float(v.imag)]}
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, Sym):
-        for k, _ in v.terms:
-            _SYM_BOUNDS_OUT[k] = Sym.make(1, {k: 1}).bound()
-        return {"sym": [v.coef, [[k, e] for k, e in v.terms]]}
-    raise GraphError(f"save: cannot encode parameter value {v!r} of type {type(v).__name__}")
+class _Encoder:
+    """Encodes one graph; collects the bounds of the run-time sizes it meets and the
+    custom-rule calls it uses (each call once, by index, so a rule that uses its own call is a
+    finite document), per save, so concurrent saves share nothing."""
 
+    def __init__(self):
+        self.bounds: dict[int, int] = {}
+        self.call_index: dict[int, int] = {}
+        self.calls: list = []
+        self.arrays: dict[str, np.ndarray] = {}
 
-def _enc_var(v: Var):
-    return {"id": v.id, "shape": [_enc(d) for d in v.aval.shape], "dtype": v.aval.dtype.name}
+    def value(self, v, depth=0):
+        if depth > MAX_VALUE_DEPTH:
+            raise GraphError(f"save: parameter values nest deeper than {MAX_VALUE_DEPTH} levels")
+        if isinstance(v, (tuple, list)):
+            return {"tuple": [self.value(x, depth + 1) for x in v]}
+        if isinstance(v, np.dtype):
+            return {"dtype": v.name}
+        if isinstance(v, (bool, np.bool_)):
+            return bool(v)
+        if isinstance(v, (int, np.integer)):
+            return int(v)
+        if isinstance(v, (float, np.floating)):
+            return float(v)
+        if isinstance(v, (complex, np.complexfloating)):
+            return {"complex": [float(v.real), float(v.imag)]}
+        if v is None or isinstance(v, str):
+            return v
+        if isinstance(v, Sym):
+            for k in v.symbols():
+                self.bounds[k] = bound_of(Sym.make(1, {k: 1}))
+            return encode_size(v)
+        if isinstance(v, _Staged):
+            return {"call": self.call(v)}
+        raise GraphError(f"save: cannot encode parameter value {v!r} of type {type(v).__name__}")
 
+    def eqns(self, eqns) -> list:
+        return [
+            {
+                "prim": e.prim.name,
+                "inputs": [v.id for v in e.inputs],
+                "outputs": [self.var(v) for v in e.outputs],
+                "params": {k: self.value(val) for k, val in e.params.items()},
+                "source": e.source,
+            }
+            for e in eqns
+        ]
 
-def _enc_tree(td: TreeDef):
-    kind = "tuple" if td.kind == "namedtuple" else td.kind
-    out = {"kind": kind, "children": [_enc_tree(c) for c in td.children]}
-    if td.kind == "dict":
-        out["keys"] = [_enc(k) for k in td.meta]
-    return out
+    def call(self, c) -> int:
+        idx = self.call_index.get(id(c))
+        if idx is None:
+            idx = self.call_index[id(c)] = len(self.calls)
+            self.calls.append(None)  # reserved: the call's programs may refer to it
+            self.calls[idx] = {"kind": c.kind, "name": c.name, "n_args": c.n_args,
+                               "programs": {k: self.program(p) for k, p in c.programs.items()}}
+        return idx
+
+    def program(self, p) -> dict:
+        consts = []
+        for v, c in p.consts.items():
+            k = len(self.arrays)
+            self.arrays[f"call_const_{k}"] = _host(c)
+            consts.append({"var": self.var(v), "array": k})
+        return {"inputs": [self.var(v) for v in p.inputs], "consts": consts,
+                "eqns": self.eqns(p.eqns),
+                "outputs": [None if v is None else v.id for v in p.outputs]}
+
+    def var(self, v: Var):
+        return {"id": v.id, "shape": [self.value(d) for d in v.aval.shape],
+                "dtype": v.aval.dtype.name}
+
+    def tree(self, td: TreeDef, depth=0):
+        if depth > MAX_TREE_DEPTH:
+            raise GraphError(f"save: the argument or result structure nests deeper than "
+                             f"{MAX_TREE_DEPTH} levels")
+        kind = "tuple" if td.kind == "namedtuple" else td.kind
+        out = {"kind": kind, "children": [self.tree(c, depth + 1) for c in td.children]}
+        if td.kind == "dict":
+            out["keys"] = [self.value(k) for k in td.meta]
+        return out
 
 
 def save_graph(graph, path) -> None:
     p = graph.program
-    _SYM_BOUNDS_OUT.clear()
+    if any(v is None for v in p.outputs):
+        raise GraphError("save: the graph has a symbolic-zero output; it cannot be saved")
+    enc = _Encoder()
     doc = {
         "format": FORMAT,
         "version": VERSION,
         "name": graph.name,
-        "inputs": [_enc_var(v) for v in p.inputs],
-        "consts": [_enc_var(v) for v in p.consts],
+        "inputs": [enc.var(v) for v in p.inputs],
+        "consts": [enc.var(v) for v in p.consts],
         "outputs": [v.id for v in p.outputs],
-        "eqns": [
-            {
-                "prim": e.prim.name,
-                "inputs": [v.id for v in e.inputs],
-                "outputs": [_enc_var(v) for v in e.outputs],
-                "params": {k: _enc(val) for k, val in e.params.items()},
-                "source": e.source,
-            }
-            for e in p.eqns
-        ],
-        "in_tree": _enc_tree(graph.in_tree),
-        "out_tree": _enc_tree(graph.out_tree),
+        "eqns": enc.eqns(p.eqns),
+        "in_tree": enc.tree(graph.in_tree),
+        "out_tree": enc.tree(graph.out_tree),
     }
-    doc["sym_bounds"] = {str(k): b for k, b in _SYM_BOUNDS_OUT.items()}
+    doc["calls"] = enc.calls
+    doc["sym_bounds"] = {str(k): b for k, b in enc.bounds.items()}
     arrays = {"graph.json": np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)}
     for i, c in enumerate(p.consts.values()):
         arrays[f"const_{i}"] = np.asarray(c)
+    arrays.update(enc.arrays)
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
 
 
-# ----------------------------------------------------------------------------- decode
-class _Decoder:
-    def __init__(self, bounds=None):
-        self.vars: dict[int, Var] = {}
-        self.syms: dict[int, Sym] = {}
-        self.bounds = {int(k): int(b) for k, b in (bounds or {}).items()}
-
-    def value(self, v):
-        if isinstance(v, dict):
-            if "tuple" in v:
-                return tuple(self.value(x) for x in v["tuple"])
-            if "dtype" in v:
-                return np.dtype(v["dtype"])
-            if "complex" in v:
-                re, im = v["complex"]
-                return complex(re, im)
-            if "sym" in v:
-                coef, terms = v["sym"]
-                out = int(coef)
-                for k, e in terms:
-                    sym = self.syms.get(int(k))
-                    if sym is None:
-                        sym = self.syms[int(k)] = Sym.new(self.bounds.get(int(k), 1))
-                    out = out * sym ** int(e)
-                return out
-            raise GraphError(f"load: unknown encoded value {v!r}")
-        return v
-
-    def new_var(self, spec) -> Var:
-        try:
-            shape = tuple(self.value(d) for d in spec["shape"])
-            var = Var(ShapedArray(shape, np.dtype(spec["dtype"])))
-            self.vars[int(spec["id"])] = var
-        except (KeyError, TypeError, ValueError) as e:
-            raise GraphError(f"load: malformed value description {spec!r} ({e})") from None
-        return var
-
-    def var(self, vid) -> Var:
-        v = self.vars.get(vid)
-        if v is None:
-            raise GraphError(f"load: value {vid} is used before it is defined (corrupt file)")
-        return v
-
-    def tree(self, t) -> TreeDef:
-        kind = t["kind"]
-        kids = tuple(self.tree(c) for c in t.get("children", ()))
-        if kind == "leaf":
-            return TreeDef("leaf", None, ())
-        if kind == "none":
-            return TreeDef("none", None, ())
-        if kind == "dict":
-            return TreeDef("dict", tuple(self.value(k) for k in t["keys"]), kids)
-        if kind in ("tuple", "list"):
-            return TreeDef(kind, None, kids)
-        raise GraphError(f"load: unknown tree kind {kind!r}")
+def _host(c) -> np.ndarray:
+    if isinstance(c, EagerTensor):
+        return np.asarray(c._backend.to_numpy(c._value))
+    return np.asarray(c)
 
 
-def load_graph(path):
+# ----------------------------------------------------------------------------- load
+def load_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES):
+    """Load a graph written by ``Graph.save``.
+
+    ``max_elements`` bounds the element count of every array the file declares and
+    ``max_bytes`` the bytes of its constants; raise them to load a trusted file with larger
+    arrays. A file that is corrupt, hostile, over a limit or of an unsupported version raises
+    ``GraphFormatError``; an unreadable path raises the ``OSError`` of opening it.
+    """
     from .graph import Graph
 
+    for name, lim in (("max_elements", max_elements), ("max_bytes", max_bytes)):
+        if type(lim) is not int or lim < 0:
+            raise GraphError(f"load: {name} must be a non-negative int, got {lim!r}")
+    where = str(getattr(path, "name", path)) if hasattr(path, "read") else os.fspath(path)
+    fh = path if hasattr(path, "read") else open(path, "rb")  # noqa: SIM115
     try:
-        with np.load(path, allow_pickle=False) as z:
-            doc = json.loads(bytes(z["graph.json"]).decode())
-            arrays = {k: z[k] for k in z.files if k.startswith("const_")}
-    except GraphError:
-        raise
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as e:
-        raise GraphError(f"load: {path} is not a readable tenferro graph file ({e})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise GraphError(f"load: {path} is not a tenferro graph file")
-    version = doc.get("version")
-    if not isinstance(version, int) or version > VERSION:
-        raise GraphError(
-            f"load: {path} uses graph format version {version}, newer than this tenferro "
-            f"understands ({VERSION}); upgrade tenferro to load it."
-        )
-    d = _Decoder(doc.get("sym_bounds"))
-    try:
-        inputs = [d.new_var(s) for s in doc["inputs"]]
-        consts = {}
-        for i, s in enumerate(doc["consts"]):
-            v = d.new_var(s)
-            arr = arrays[f"const_{i}"]
-            if tuple(arr.shape) != tuple(v.aval.shape) or arr.dtype != v.aval.dtype:
-                raise GraphError(f"load: constant {i} does not match its declared {v.aval}")
-            consts[v] = arr
-        eqns = []
-        for e in doc["eqns"]:
-            prim = PRIMITIVES.get(e["prim"])
-            if prim is None:
-                raise GraphError(
-                    f"load: unknown primitive {e['prim']!r} (saved by a newer tenferro?)"
-                )
-            ins = [d.var(i) for i in e["inputs"]]
-            params = {k: d.value(v) for k, v in e["params"].items()}
-            outs = [d.new_var(s) for s in e["outputs"]]
-            eqns.append(Eqn(prim, ins, params, outs, e.get("source")))
-        outputs = [d.var(i) for i in doc["outputs"]]
-        in_tree, out_tree = d.tree(doc["in_tree"]), d.tree(doc["out_tree"])
-    except GraphError:
-        raise
-    except (KeyError, TypeError, ValueError) as e:
-        raise GraphError(f"load: {path} is corrupt ({type(e).__name__}: {e})") from None
-    _validate(eqns)
-    return Graph(Program(inputs, eqns, outputs, consts), in_tree, out_tree, doc.get("name", "f"))
-
-
-def _validate(eqns):
-    """Re-run shape inference: a file whose equations do not type-check is corrupt."""
-    from chainrules.core import out_avals
-
-    for e in eqns:
+        arc = _container(where, lambda: Archive(fh))
         try:
-            avals = out_avals(e.prim, [v.aval for v in e.inputs], e.params)
-        except Exception as err:
-            raise GraphError(f"load: equation {e.prim.name} does not type-check ({err})") from None
-        for v, a in zip(e.outputs, avals):
-            if not _same(v.aval, a):
-                raise GraphError(
-                    f"load: equation {e.prim.name} declares output {v.aval} but computes {a}"
-                )
+            raw = _container(where, lambda: arc.read_json(MAX_JSON_BYTES))
+            doc = _parse_json(raw, where)
+            _check_header(doc, where)
+            d = _Decoder(where, max_elements)
+            d.bounds = d.sym_bounds(doc.get("sym_bounds", {}))
+            d.call_docs = d.list(doc.get("calls", []), "calls")
+            inputs = [d.new_var(s, f"inputs[{i}]", static=True)
+                      for i, s in enumerate(d.list(doc["inputs"], "inputs"))]
+            const_vars = [d.new_var(s, f"consts[{i}]", static=True)
+                          for i, s in enumerate(d.list(doc["consts"], "consts"))]
+            eqns = [d.eqn(e, i) for i, e in enumerate(d.list(doc["eqns"], "eqns"))]
+            outputs = [d.var(v, f"outputs[{i}]")
+                       for i, v in enumerate(d.list(doc["outputs"], "outputs"))]
+            in_tree = d.tree(doc["in_tree"], "in_tree")
+            out_tree = d.tree(doc["out_tree"], "out_tree")
+            _check_trees(d, in_tree, out_tree, len(inputs), len(outputs))
+            name = doc["name"]
+            if type(name) is not str:
+                d.fail("name", f"expected a string, got {_describe(name)}")
+            consts = _read_consts(arc, const_vars, max_bytes, where, d.call_consts)
+        finally:
+            arc.close()
+    finally:
+        if fh is not path:
+            fh.close()
+    return Graph(Program(inputs, eqns, outputs, consts), in_tree, out_tree, name)
+
+
+def _fail(where: str, msg: str):
+    raise GraphFormatError(f"load: {where}: {msg}")
+
+
+def _container(where, read):
+    """Run a read of the zip container, turning whatever a damaged archive raises inside
+    ``zipfile``/``zlib``/NumPy's header parser into ``GraphFormatError``."""
+    try:
+        return read()
+    except ArchiveError as e:
+        _fail(where, str(e))
+    except Exception as e:  # BadZipFile, EOFError, zlib.error, OSError, struct.error, ...
+        _fail(where, f"not a readable tenferro graph file ({type(e).__name__}: {e})")
+
+
+def _read_consts(arc, const_vars, max_bytes, where, call_consts=()):
+    """The graph's constants, and (filled into their programs) those of its calls."""
+    _container(where, lambda: arc.check_consts(len(const_vars)))
+    _container(where, lambda: arc.check_consts(len(call_consts), call=True))
+    total = sum(v.aval.size * v.dtype.itemsize
+                for v in const_vars + [v for v, _ in call_consts])
+    if total > max_bytes:
+        _fail(where, f"its constants take {total} bytes, more than max_bytes={max_bytes}; if the "
+                     f"file is trusted, load it with a larger max_bytes")
+    for k, (v, program) in enumerate(call_consts):
+        program.consts[v] = _container(
+            where, lambda k=k, v=v: arc.read_const(k, v.aval.shape, v.dtype, call=True))
+    return {v: _container(where, lambda i=i, v=v: arc.read_const(i, v.aval.shape, v.dtype))
+            for i, v in enumerate(const_vars)}
+
+
+def _no_duplicate_keys(pairs):
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        keys = [k for k, _ in pairs]
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise GraphFormatError(f"graph.json: the key {dup!r} appears twice in one object")
+    return out
+
+
+def _parse_json(raw: bytes, where: str):
+    try:
+        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
+    except GraphFormatError as e:
+        _fail(where, str(e))
+    except RecursionError:
+        _fail(where, f"graph.json nests too deeply (the limit is {MAX_JSON_DEPTH} levels)")
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, int too large to parse
+        _fail(where, f"graph.json is not valid UTF-8 JSON ({type(e).__name__}: {e})")
+    depth = _json_depth(doc, MAX_JSON_DEPTH)
+    if depth > MAX_JSON_DEPTH:
+        _fail(where, f"graph.json nests more than {MAX_JSON_DEPTH} levels deep")
+    if type(doc) is not dict:
+        _fail(where, f"graph.json must hold an object, not {_describe(doc)}")
+    return doc
+
+
+def _json_depth(doc, limit: int) -> int:
+    """Nesting depth of a parsed JSON value (iterative; stops once past ``limit``)."""
+    deepest = 0
+    stack = [(doc, 1)]
+    while stack:
+        obj, depth = stack.pop()
+        if isinstance(obj, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((x, depth + 1) for x in (obj.values() if isinstance(obj, dict) else obj))
+    return deepest
+
+
+_REQUIRED = ("format", "version", "name", "inputs", "consts", "outputs", "eqns", "in_tree",
+             "out_tree")
+_OPTIONAL = ("sym_bounds", "calls")  # absent in early version-1 files; calls: version 2
+
+
+def _check_header(doc: dict, where: str) -> None:
+    """The format tag and version come first: a newer file gets the version message, not a
+    complaint about keys this tenferro does not know."""
+    fmt = doc.get("format")
+    if fmt != FORMAT:
+        _fail(where, f"not a tenferro graph file (its format field is {_describe(fmt)}, "
+                     f"expected {FORMAT!r})")
+    reads = (f"this tenferro reads graph format version {VERSION}" if OLDEST_VERSION == VERSION
+             else f"this tenferro reads graph format versions {OLDEST_VERSION} to {VERSION}")
+    if "version" not in doc:
+        _fail(where, f"the file has no format version; {reads}. The file is damaged or was not "
+                     f"written by Graph.save: save the graph again.")
+    version = doc["version"]
+    if type(version) is not int:
+        _fail(where, f"the file's format version {_describe(version)} is not an integer; "
+                     f"{reads}. The file is damaged: save the graph again.")
+    if version > VERSION:
+        _fail(where, f"the file uses graph format version {version}, newer than this tenferro "
+                     f"understands; {reads}. Upgrade tenferro to load it.")
+    if version < OLDEST_VERSION:
+        _fail(where, f"the file uses graph format version {version}, which is no longer "
+                     f"supported; {reads}. Load it with the older tenferro that wrote it and "
+                     f"save it again with this one.")
+    _check_keys(doc, _REQUIRED, _OPTIONAL, lambda msg: _fail(where, msg))
+
+
+def _check_keys(obj: dict, required, optional, fail) -> None:
+    missing = [k for k in required if k not in obj]
+    if missing:
+        fail(f"missing key {missing[0]!r}")
+    extra = [k for k in obj if k not in required and k not in optional]
+    if extra:
+        fail(f"unexpected key {extra[0]!r}")
+
+
+def _describe(v) -> str:
+    text = repr(v)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    kind = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            int: "an integer", float: "a number", type(None): "null"}.get(type(v), "a value")
+    return f"{kind} {text}"
+
+
+@functools.cache
+def _arity(prim) -> tuple[int, bool]:
+    """(number of operands, whether more may follow), from the signature of ``impl``."""
+    params = list(inspect.signature(prim.impl).parameters.values())[1:]  # skip xp
+    fixed = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    return fixed, any(p.kind == p.VAR_POSITIONAL for p in params)
 
 
 def _same(a, b) -> bool:
@@ -237,3 +365,396 @@ def _same(a, b) -> bool:
         x is y or x == y for x, y in zip(a.shape, b.shape)
     )
 
+
+def _symbols(value, out: set) -> set:
+    """The run-time symbols mentioned anywhere in a decoded parameter value."""
+    if isinstance(value, Sym):
+        out.update(value.symbols())
+    elif isinstance(value, tuple):
+        for v in value:
+            _symbols(v, out)
+    return out
+
+
+def _check_trees(d, in_tree, out_tree, n_in, n_out):
+    if in_tree.kind != "tuple":
+        d.fail("in_tree", f"the arguments' structure must be a tuple, not {in_tree.kind}")
+    for name, tree, n, what in (("in_tree", in_tree, n_in, "inputs"),
+                                ("out_tree", out_tree, n_out, "outputs")):
+        if tree.num_leaves != n:
+            d.fail(name, f"the structure has {tree.num_leaves} leaves but the program has "
+                         f"{n} {what}")
+
+
+class _Decoder:
+    """Decodes and checks the JSON description. Every method takes ``where``, a JSON path
+    used in error messages. Values of parameters are decoded by ``value``, which dispatches
+    on the single key of an encoded object (``_TAGS``): a new value type, such as a nested
+    program for higher-order primitives, is one more entry there, with ``depth`` bounding
+    its nesting."""
+
+    def __init__(self, path: str, max_elements: int):
+        self.path = path
+        self.max_elements = max_elements
+        self.bounds: dict[int, int] = {}
+        self.vars: dict[int, Var] = {}
+        self.syms: dict[int, Sym] = {}  # file symbol id -> a fresh run-time size
+        self.produced: dict[int, tuple] = {}  # run-time symbol -> the equation producing it
+        self.call_docs: list = []  # the "calls" table (version 2)
+        self.calls: dict[int, _Staged] = {}  # decoded calls, by index
+        self.call_consts: list = []  # (var, program) of every call-program constant, in order
+        self.call_depth = 0
+
+    def fail(self, where: str, msg: str):
+        _fail(self.path, f"{where}: {msg}")
+
+    # --------------------------------------------------------------- JSON shapes
+    def list(self, v, where) -> list:
+        if type(v) is not list:
+            self.fail(where, f"expected a list, got {_describe(v)}")
+        return v
+
+    def obj(self, v, where, required, optional=()) -> dict:
+        if type(v) is not dict:
+            self.fail(where, f"expected an object, got {_describe(v)}")
+        _check_keys(v, required, optional, lambda msg: self.fail(where, msg))
+        return v
+
+    def int(self, v, where, lo=0, hi=MAX_PARAM_INT) -> int:
+        if type(v) is not int or not lo <= v <= hi:
+            self.fail(where, f"expected an integer from {lo} to {hi}, got {_describe(v)}")
+        return v
+
+    # ------------------------------------------------------------- run-time sizes
+    def sym_bounds(self, raw) -> dict[int, int]:
+        if type(raw) is not dict:
+            self.fail("sym_bounds", f"expected an object, got {_describe(raw)}")
+        out = {}
+        for k, b in raw.items():
+            if not (k.isdecimal() and k.isascii() and str(int(k)) == k and len(k) < 20):
+                self.fail("sym_bounds", f"the key {k!r} is not a symbol number")
+            out[int(k)] = self.int(b, f"sym_bounds[{k!r}]", 1, self.max_elements)
+        return out
+
+    def symbol(self, k: int) -> Sym:
+        sym = self.syms.get(k)
+        if sym is None:
+            sym = self.syms[k] = Sym.new(self.bounds.get(k, 1))
+        return sym
+
+    def sym(self, payload, where, depth) -> Sym:
+        parts = self.list(payload, where)
+        if len(parts) != 2:
+            self.fail(where, "a run-time size is [coefficient, [[symbol, exponent], ...]]")
+        coef = self.int(parts[0], f"{where}[0]", 1, self.max_elements)
+        terms = self.list(parts[1], f"{where}[1]")
+        if not 1 <= len(terms) <= MAX_RANK:
+            self.fail(where, f"a run-time size has 1 to {MAX_RANK} symbols, not {len(terms)}")
+        out, seen = coef, set()
+        for j, t in enumerate(terms):
+            t = self.list(t, f"{where}[1][{j}]")
+            if len(t) != 2:
+                self.fail(f"{where}[1][{j}]", "expected [symbol, exponent]")
+            k = self.int(t[0], f"{where}[1][{j}][0]")
+            e = self.int(t[1], f"{where}[1][{j}][1]", 1, MAX_SYM_EXPONENT)
+            if k in seen:
+                self.fail(where, f"the symbol {k} appears twice")
+            seen.add(k)
+            out = out * self.symbol(k) ** e
+        return out
+
+    def symexpr(self, payload, where, depth):
+        """A run-time size that is not a monomial: a sum of terms ``coef * atom^e * ...``
+        whose atoms are symbols or ``{"op": floordiv|min|max, "args": [size, size]}``."""
+        terms = self.list(payload, where)
+        if not 1 <= len(terms) <= MAX_RANK:
+            self.fail(where, f"a run-time size has 1 to {MAX_RANK} terms, not {len(terms)}")
+        total = 0
+        for i, t in enumerate(terms):
+            t = self.list(t, f"{where}[{i}]")
+            if len(t) != 2:
+                self.fail(f"{where}[{i}]", "a term is [coefficient, [[atom, exponent], ...]]")
+            term = self.int(t[0], f"{where}[{i}][0]", -self.max_elements, self.max_elements)
+            mono = self.list(t[1], f"{where}[{i}][1]")
+            if len(mono) > MAX_RANK:
+                self.fail(f"{where}[{i}]", f"more than {MAX_RANK} factors")
+            for j, f in enumerate(mono):
+                f = self.list(f, f"{where}[{i}][1][{j}]")
+                if len(f) != 2:
+                    self.fail(f"{where}[{i}][1][{j}]", "expected [atom, exponent]")
+                e = self.int(f[1], f"{where}[{i}][1][{j}][1]", 1, MAX_SYM_EXPONENT)
+                term = term * self.atom(f[0], f"{where}[{i}][1][{j}][0]", depth + 1) ** e
+            total = total + term
+        return total
+
+    def atom(self, raw, where, depth):
+        if depth > MAX_VALUE_DEPTH:
+            self.fail(where, f"the run-time size nests deeper than {MAX_VALUE_DEPTH} levels")
+        if type(raw) is int:
+            return self.symbol(self.int(raw, where))
+        a = self.obj(raw, where, ("op", "args"))
+        ops = {"floordiv": floordiv, "min": sym_min, "max": sym_max}
+        if a["op"] not in ops:
+            self.fail(f"{where}.op", f"unknown size operation {_describe(a['op'])}")
+        args = self.list(a["args"], f"{where}.args")
+        if len(args) != 2:
+            self.fail(f"{where}.args", "a size operation takes two sizes")
+        x, y = (self.size(v, f"{where}.args[{i}]", depth + 1) for i, v in enumerate(args))
+        try:
+            return ops[a["op"]](x, y)
+        except (ArithmeticError, ValueError) as e:  # ShapeError is a ValueError
+            self.fail(where, f"invalid size operation ({e})")
+
+    def size(self, raw, where, depth):
+        """A size inside a run-time size expression: an int, or an encoded run-time size."""
+        if type(raw) is int:
+            return self.int(raw, where, 0, self.max_elements)
+        if type(raw) is dict and len(raw) == 1 and set(raw) <= {"sym", "symexpr"}:
+            ((tag, payload),) = raw.items()
+            return (self.sym if tag == "sym" else self.symexpr)(payload, f"{where}.{tag}", depth)
+        self.fail(where, f"expected a size, got {_describe(raw)}")
+
+    # ------------------------------------------------------------ parameter values
+    def value(self, raw, where, depth=0):
+        if depth > MAX_VALUE_DEPTH:
+            self.fail(where, f"the value nests deeper than {MAX_VALUE_DEPTH} levels")
+        if raw is None or type(raw) in (bool, int, float, str):
+            return raw
+        if type(raw) is dict and len(raw) == 1:
+            ((tag, payload),) = raw.items()
+            decode = self._TAGS.get(tag)
+            if decode is None:
+                self.fail(where, f"unknown encoded value {{{tag!r}: ...}} (expected one of "
+                                 f"{', '.join(self._TAGS)})")
+            return decode(self, payload, where, depth)
+        self.fail(where, f"expected a number, string, null or an object with one key "
+                         f"({', '.join(self._TAGS)}), got {_describe(raw)}")
+
+    def _tuple(self, payload, where, depth):
+        items = self.list(payload, where)
+        return tuple(self.value(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(items))
+
+    def _dtype(self, payload, where, depth):
+        if type(payload) is not str or payload not in DTYPES:
+            self.fail(where, f"unknown dtype {_describe(payload)}; expected one of "
+                             f"{', '.join(DTYPES)}")
+        return DTYPES[payload]
+
+    def _complex(self, payload, where, depth):
+        parts = self.list(payload, where)
+        if len(parts) != 2 or any(type(x) not in (int, float) for x in parts):
+            self.fail(where, f"a complex number is [real, imag], got {_describe(payload)}")
+        try:
+            return complex(parts[0], parts[1])
+        except OverflowError:
+            self.fail(where, f"the complex number {payload!r} is out of range")
+
+    def _call(self, payload, where, depth):
+        """A custom-rule call: decoded once, as a shell registered before its programs (whose
+        rules may refer to the call itself), the function's program first (it gives the
+        call's output shapes)."""
+        idx = self.int(payload, where, 0, max(len(self.call_docs) - 1, 0))
+        if idx >= len(self.call_docs):
+            self.fail(where, f"refers to call {idx}, but the file has {len(self.call_docs)}")
+        made = self.calls.get(idx)
+        if made is not None:
+            return made
+        here = f"calls[{idx}]"
+        doc = self.obj(self.call_docs[idx], here, ("kind", "name", "n_args", "programs"))
+        kind = doc["kind"]
+        if kind not in _CALL_PROGRAMS:
+            self.fail(f"{here}.kind", f"unknown call kind {_describe(kind)}")
+        if type(doc["name"]) is not str:
+            self.fail(f"{here}.name", f"expected a string, got {_describe(doc['name'])}")
+        n_args = self.int(doc["n_args"], f"{here}.n_args", 0, MAX_PARAM_INT)
+        names = _CALL_PROGRAMS[kind]
+        progs = self.obj(doc["programs"], f"{here}.programs", names)
+        if self.call_depth >= MAX_CALL_DEPTH:
+            self.fail(here, f"calls nest more than {MAX_CALL_DEPTH} levels deep")
+        cls = StagedVJPCall if kind == "custom_vjp" else StagedJVPCall
+        call = self.calls[idx] = cls(doc["name"], n_args, *[None] * len(names))
+        self.call_depth += 1
+        try:
+            for name in names:  # "fun" first
+                setattr(call, f"{name}_program",
+                        self.program(progs[name], f"{here}.programs.{name}"))
+        finally:
+            self.call_depth -= 1
+        if len(call.fun_program.inputs) < n_args:
+            self.fail(f"{here}.n_args", f"{n_args} arguments but the function takes "
+                                        f"{len(call.fun_program.inputs)} operands")
+        return call
+
+    def program(self, raw, where) -> Program:
+        """A call's sub-program, with its own values (constants are read after decoding)."""
+        p = self.obj(raw, where, ("inputs", "consts", "eqns", "outputs"))
+        outer = self.vars, self.produced
+        self.vars, self.produced = {}, {}
+        try:
+            inputs = [self.new_var(s, f"{where}.inputs[{i}]")
+                      for i, s in enumerate(self.list(p["inputs"], f"{where}.inputs"))]
+            program = Program(inputs, [], [], {})
+            for i, c in enumerate(self.list(p["consts"], f"{where}.consts")):
+                c = self.obj(c, f"{where}.consts[{i}]", ("var", "array"))
+                v = self.new_var(c["var"], f"{where}.consts[{i}].var", static=True)
+                k = self.int(c["array"], f"{where}.consts[{i}].array")
+                if k != len(self.call_consts):
+                    self.fail(f"{where}.consts[{i}].array",
+                              f"expected call_const_{len(self.call_consts)}, got {k}")
+                self.call_consts.append((v, program))
+            program.eqns = [self.eqn(e, i, f"{where}.eqns")
+                            for i, e in enumerate(self.list(p["eqns"], f"{where}.eqns"))]
+            program.outputs = [None if o is None else self.var(o, f"{where}.outputs[{i}]")
+                               for i, o in enumerate(self.list(p["outputs"], f"{where}.outputs"))]
+        finally:
+            self.vars, self.produced = outer
+        return program
+
+    _TAGS = {"tuple": _tuple, "dtype": _dtype, "complex": _complex, "sym": sym,
+             "symexpr": symexpr, "call": _call}
+
+    # ------------------------------------------------------------------- values
+    def new_var(self, raw, where, static=False) -> Var:
+        spec = self.obj(raw, where, ("id", "shape", "dtype"))
+        vid = self.int(spec["id"], f"{where}.id")
+        if vid in self.vars:
+            self.fail(f"{where}.id", f"the value id {vid} is defined twice")
+        dims = self.list(spec["shape"], f"{where}.shape")
+        if len(dims) > MAX_RANK:
+            self.fail(f"{where}.shape", f"{len(dims)} axes; at most {MAX_RANK} are allowed")
+        shape = []
+        for j, d in enumerate(dims):
+            w = f"{where}.shape[{j}]"
+            if type(d) is dict and len(d) == 1 and set(d) <= {"sym", "symexpr"}:
+                if static:
+                    self.fail(w, "inputs and constants must have static sizes")
+                shape.append(self.size(d, w, 0))
+            elif type(d) is int and 0 <= d <= self.max_elements:
+                shape.append(d)
+            else:
+                self.fail(w, f"expected a size from 0 to max_elements={self.max_elements}, got "
+                             f"{_describe(d)}")
+        shape = tuple(shape)
+        try:
+            check_shape(shape, self.max_elements)
+        except BadParam as e:
+            self.fail(f"{where}.shape", str(e))
+        dtype = spec["dtype"]
+        if type(dtype) is not str or dtype not in DTYPES:
+            self.fail(f"{where}.dtype", f"unknown dtype {_describe(dtype)}; expected one of "
+                                        f"{', '.join(DTYPES)}")
+        var = self.vars[vid] = Var(ShapedArray(shape, DTYPES[dtype]))
+        return var
+
+    def var(self, vid, where) -> Var:
+        if type(vid) is not int or vid not in self.vars:
+            self.fail(where, f"{_describe(vid)} is not a value defined earlier in the file")
+        return self.vars[vid]
+
+    # ---------------------------------------------------------------- equations
+    def eqn(self, raw, index: int, prefix: str = "eqns") -> Eqn:
+        where = f"{prefix}[{index}]"
+        e = self.obj(raw, where, ("prim", "inputs", "outputs", "params"), ("source",))
+        name = e["prim"]
+        prim = PRIMITIVES.get(name) if type(name) is str else None
+        if prim is None:
+            self.fail(f"{where}.prim", f"unknown primitive {name!r} (saved by a newer "
+                                       f"tenferro?)")
+        where = f"{where} ({name})"
+        ins = [self.var(v, f"{where}.inputs[{i}]")
+               for i, v in enumerate(self.list(e["inputs"], f"{where}.inputs"))]
+        fixed, variadic = _arity(prim)
+        if len(ins) != fixed and not (variadic and len(ins) >= fixed):
+            want = f"at least {fixed}" if variadic else f"{fixed}"
+            self.fail(where, f"{name} takes {want} operands, the file gives {len(ins)}")
+        params = self.params(prim, e["params"], f"{where}.params")
+        new = self.new_sizes(prim, ins, params, where)
+        outs = [self.new_var(s, f"{where}.outputs[{j}]")
+                for j, s in enumerate(self.list(e["outputs"], f"{where}.outputs"))]
+        source = e.get("source")
+        if source is not None and type(source) is not str:
+            self.fail(f"{where}.source", f"expected a string or null, got {_describe(source)}")
+        try:
+            avals = out_avals(prim, [v.aval for v in ins], params)
+        except Exception as err:
+            self.fail(where, f"does not type-check ({type(err).__name__}: {err})")
+        if len(avals) != len(outs):
+            self.fail(where, f"declares {len(outs)} outputs, but {name} produces {len(avals)}")
+        for j, (v, a) in enumerate(zip(outs, avals)):
+            if not _same(v.aval, a):
+                self.fail(where, f"declares output {j} as {v.aval} but the equation "
+                                 f"computes {a}")
+        for k, key in new.items():
+            self.produced.setdefault(k, key)
+        return Eqn(prim, ins, params, outs, source)
+
+    def params(self, prim, raw, where) -> dict:
+        kinds = PARAM_KINDS.get(prim.name, {})
+        raw = self.obj(raw, where, tuple(kinds))
+        params = {}
+        for k, kind in kinds.items():
+            v = params[k] = self.value(raw[k], f"{where}.{k}")
+            try:
+                kind(v, self.max_elements)
+            except BadParam as e:
+                self.fail(f"{where}.{k}", str(e))
+        extra = EXTRA_CHECKS.get(prim.name)
+        if extra is not None:
+            try:
+                extra(params)
+            except BadParam as e:
+                self.fail(where, str(e))
+        return params
+
+    def new_sizes(self, prim, ins, params, where) -> dict:
+        """Check the run-time sizes an equation mentions: its parameters may only use sizes
+        produced by earlier equations (the executor binds a size right after its producer),
+        except the one a size-producing primitive (``PRODUCES_SIZE``) introduces, which must
+        be new, or produced by an identical equation (same operands and parameters)."""
+        produces = PRODUCES_SIZE.get(prim.name)
+        new = {}
+        key = (prim.name, tuple(id(v) for v in ins), repr(sorted(params.items())))
+        for k, v in params.items():
+            for s in _symbols(v, set()):
+                if k == produces:
+                    if self.produced.get(s, key) != key:
+                        self.fail(f"{where}.params.{k}",
+                                  "this run-time size is already produced by another equation")
+                    new[s] = key
+                elif s not in self.produced:
+                    self.fail(f"{where}.params.{k}",
+                              f"uses the run-time size {v!r} before an equation produces it")
+        return new
+
+    # ------------------------------------------------------------------ pytrees
+    _TREE_KINDS = ("leaf", "none", "tuple", "list", "dict")
+
+    def tree(self, raw, where, depth=0) -> TreeDef:
+        if depth > MAX_TREE_DEPTH:
+            self.fail(where, f"the structure nests deeper than {MAX_TREE_DEPTH} levels")
+        kind = raw.get("kind") if type(raw) is dict else None
+        if kind not in self._TREE_KINDS:
+            self.fail(where, f"expected a tree node with kind one of {self._TREE_KINDS}, got "
+                             f"{_describe(raw)}")
+        t = self.obj(raw, where, ("kind", "children", "keys") if kind == "dict"
+                     else ("kind", "children"))
+        kids = self.list(t["children"], f"{where}.children")
+        if kind in ("leaf", "none") and kids:
+            self.fail(where, f"a {kind} node has no children")
+        children = tuple(self.tree(c, f"{where}.children[{i}]", depth + 1)
+                         for i, c in enumerate(kids))
+        if kind == "leaf":
+            return TreeDef("leaf", None, ())
+        if kind == "none":
+            return TreeDef("none", None, ())
+        if kind != "dict":
+            return TreeDef(kind, None, children)
+        keys = tuple(self.value(k, f"{where}.keys[{i}]")
+                     for i, k in enumerate(self.list(t["keys"], f"{where}.keys")))
+        if len(keys) != len(children):
+            self.fail(where, f"{len(keys)} keys for {len(children)} children")
+        if any(_symbols(k, set()) for k in keys):
+            self.fail(f"{where}.keys", "a dictionary key cannot be a run-time size")
+        if len(set(keys)) != len(keys):
+            self.fail(f"{where}.keys", "repeated dictionary key")
+        return TreeDef("dict", keys, children)

@@ -8,8 +8,6 @@ import numpy as np
 
 from chainrules import ShapedArray
 
-from ..core.dispatch import new_base
-from ..core.eager import EagerTensor
 from ..core.source import _PKG_DIRS
 from ..core.tensor import Tensor
 from ..errors import GraphError, TenferroError
@@ -18,7 +16,7 @@ from ..ir.program import Program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .graph import Graph
-from .staging import StagingTrace
+from .staging import stage
 
 
 class ShapeDtype:
@@ -49,28 +47,31 @@ def trace(f, *example_args, name: str | None = None, optimize: bool = True) -> G
     return trace_avals(f, avals, in_tree, name=name, optimize=optimize)
 
 
-def trace_avals(f, avals, in_tree, *, name=None, optimize=True, static=None) -> Graph:
-    st = StagingTrace(level=0)
-    with new_base(st):
-        ins = [st.new_arg(a) for a in avals]
-        try:
-            out = f(*tree_unflatten(in_tree, ins))
-        except TenferroError as e:
-            raise _with_traceback_line(e) from None
-        out_flat, out_tree = tree_flatten(out)
-        out_vars = [st.to_var(tensor_of(o)) for o in out_flat]
+def trace_avals(f, avals, in_tree, *, name=None, optimize=True) -> Graph:
+    name = name or getattr(f, "__name__", "f")
+    got = {}
+
+    def flat_f(*xs):
+        leaves, got["tree"] = tree_flatten(f(*tree_unflatten(in_tree, xs)))
+        return leaves
+
+    try:
+        program, _ = stage(flat_f, avals, name=f"trace({name})")
+    except TenferroError as e:
+        raise _with_traceback_line(e) from None
     consts = {}
-    for v, c in st.consts.items():
-        if not isinstance(c, EagerTensor):
+    for v, c in program.consts.items():
+        if c.requires_grad:
             raise GraphError(
-                f"trace: the function closes over a {type(c).__name__} of an enclosing "
-                f"transformation; pass it in as an argument instead."
+                f"trace({name}): the function closes over a tensor that requires grad "
+                f"({c.shape}, {c.dtype}); in a graph it would be a constant and its gradient "
+                f"silently zero. Pass it in as an argument (jit(f)(params, x))."
             )
         consts[v] = np.asarray(c._backend.to_numpy(c._value))  # graphs keep host copies
-    program = Program([t.var for t in ins], st.eqns, out_vars, consts)
+    program = Program(program.inputs, program.eqns, program.outputs, consts)
     if optimize:
         program = optimize_program(program)
-    return Graph(program, in_tree, out_tree, name or getattr(f, "__name__", "f"))
+    return Graph(program, in_tree, got["tree"], name)
 
 
 def _with_traceback_line(e: TenferroError) -> TenferroError:

@@ -77,3 +77,21 @@ def test_item_on_non_scalar():
         tf.ones(3).item()
     assert tf.tensor([[2.5]]).item() == 2.5
     np.testing.assert_array_equal(np.asarray(tf.ones(2)), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("bad", [
+    lambda x: tf.lax.transpose(x, permutation=(0, 0)),
+    lambda x: tf.lax.reshape(x, new_sizes=(4,)),
+    lambda x: tf.lax.reduce_sum(x, axes=(2,)),
+    lambda x: tf.lax.reduce_prod(x, axes=(0, 0)),
+    lambda x: tf.lax.basic_index(x, spec=(5, (0, 3, 1))),
+    lambda x: tf.lax.mul(x, tf.ones((3, 2))),
+], ids=["transpose", "reshape", "reduce_sum", "reduce_prod", "basic_index", "mul"])
+def test_unvalidated_eager_primitives_still_name_the_problem(bad, monkeypatch):
+    """Primitives with validate_eager=False skip abstract_eval in eager mode (their impl
+    rejects bad input); the error the user sees is still abstract_eval's, not NumPy's."""
+    from tenferro.core import eager
+
+    monkeypatch.setattr(eager, "CHECK", False)
+    with pytest.raises(tf.errors.ShapeError):
+        bad(tf.tensor(np.ones((2, 3))))

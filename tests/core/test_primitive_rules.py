@@ -109,3 +109,46 @@ def test_float32_smoke(name, rng):
     for a, b in zip(g32, g64):
         assert a.dtype == tf.float32
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("prog,dtype", CASES, ids=IDS)
+def test_second_order_matches_finite_differences(prog, dtype, rng):
+    """Forward-over-forward, forward-over-reverse, reverse-over-forward and reverse-over-
+    reverse: the derivative maps of every program are themselves differentiated correctly
+    (the rules' rules), checked against finite differences and the dot-product identity."""
+    from tenferro.testing import check_grads
+
+    args = prog.args(dtype, rng)
+    diff, extra = _diff_args(prog, args)
+    check_grads(lambda *xs: prog.fn(*xs, *extra), diff, order=2, rtol=1e-5, atol=1e-7)
+
+
+MULTI = [(p, dt) for p, dt in CASES if len(p.shapes) >= 2]
+
+
+@pytest.mark.parametrize("prog,dtype", MULTI, ids=[f"{p.name}-{dt}" for p, dt in MULTI])
+def test_differentiating_only_some_inputs(prog, dtype, rng):
+    """grad/vjp with respect to one input, and a tape where only one leaf requires grad, give
+    that input's part of the full derivative (the others are constants, not dropped terms)."""
+    args = prog.args(dtype, rng)
+    diff, extra = _diff_args(prog, args)
+    out = prog.fn(*diff, *extra)
+    ct = tf.tensor(rng.standard_normal(out.shape).astype(out.dtype))
+    full = tf.vjp(lambda *xs: prog.fn(*xs, *extra), *diff)[1](ct)
+    for i in range(len(diff)):
+        def only_i(xi, i=i):
+            xs = list(diff)
+            xs[i] = xi
+            return prog.fn(*xs, *extra)
+
+        if prog.in_place and i > 0:  # x is a constant eager tensor updated with traced v
+            with pytest.raises(tf.errors.GradientError, match=r"\.at\["):
+                tf.vjp(only_i, diff[i])
+        else:
+            (gi,) = tf.vjp(only_i, diff[i])[1](ct)
+            np.testing.assert_allclose(gi.numpy(), full[i].numpy(), rtol=1e-12, atol=1e-12)
+        leaves = [x.detach().requires_grad_(j == i) for j, x in enumerate(diff)]
+        prog.fn(*leaves, *extra).backward(ct)
+        assert all(leaves[j].grad is None for j in range(len(diff)) if j != i)
+        np.testing.assert_allclose(leaves[i].grad.numpy(), full[i].numpy(), rtol=1e-12,
+                                   atol=1e-12)

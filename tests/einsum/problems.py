@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import chainrules
-from tenferro.core.dispatch import bind, new_base
+from tenferro.core.dispatch import bind_list, new_base
 from tenferro.ir.eval import eval_program
 from tenferro.ir.program import Program
 from tenferro.traced.staging import StagingTrace
@@ -75,8 +75,4 @@ def stage(f, *args):
 
 
 def run_program(prog, *args):
-    def apply(prim, vals, params):
-        out = bind(prim, *vals, **params)
-        return out if prim.multiple_results else (out,)
-
-    return eval_program(prog, list(args), apply)[0]
+    return eval_program(prog, list(args), bind_list)[0]

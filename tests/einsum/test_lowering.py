@@ -11,8 +11,8 @@ from tests.einsum.problems import random_arrays
 
 
 def _instrs(eq, *shapes, optimize="auto"):
-    plan, _ = get_plan("einsum", (eq, *shapes), optimize, None, mode="shapes")
-    return [(p.name, params) for p, _, params, _, _ in plan.instrs]
+    plan, _, _ = get_plan("einsum", (eq, *shapes), optimize, mode="shapes")
+    return [(p.name, params) for p, _, params, _, _ in plan.lowered(False).instrs]
 
 
 def _dots(instrs):
@@ -70,24 +70,29 @@ def test_output_order_chosen_to_avoid_a_final_transpose():
 
 @pytest.mark.numpy_only  # inspects NumPy memory sharing
 def test_pairwise_steps_reach_blas_without_copying_inputs(monkeypatch):
-    """np.tensordot copies an operand whenever its contracted axes are not one contiguous block
-    in the given order; the planner orders axes so that C-contiguous inputs are never copied
-    in these common contractions."""
+    """dot_general's impl permutes (a view), reshapes each operand to (batch, rows, cols) and
+    calls matmul; the reshape copies whenever an axis group is not one contiguous run in the
+    requested order, and matmul copies a matrix without a unit stride. The planner orders
+    axes so that C-contiguous inputs are copied by neither in these common contractions."""
     xp = get_backend("cpu").xp
     copied = []
-    real = xp.tensordot
+    real_reshape, real_matmul = xp.reshape, xp.matmul
 
-    def spy(a, b, axes):
-        la, lb = axes
-        for x, ax, first in ((a, la, True), (b, lb, False)):
-            rest = [i for i in range(x.ndim) if i not in ax]
-            perm = rest + list(ax) if first else list(ax) + rest
-            m = int(np.prod([x.shape[i] for i in perm[: len(rest) if first else len(ax)]]))
-            if not np.shares_memory(x.transpose(perm).reshape(m, -1), x):
-                copied.append((x.shape, ax))
-        return real(a, b, axes)
+    def reshape(x, shape):
+        out = real_reshape(x, shape)
+        if x.size > 1 and not np.shares_memory(out, x):
+            copied.append(("reshape", x.shape, x.strides, shape))
+        return out
 
-    monkeypatch.setattr(xp, "tensordot", spy)
+    def matmul(a, b):
+        for m in (a, b):
+            s = m.strides[-2:]
+            if m.size > 1 and m.itemsize not in s and 1 not in m.shape[-2:]:
+                copied.append(("matmul", m.shape, m.strides))
+        return real_matmul(a, b)
+
+    monkeypatch.setattr(xp, "reshape", reshape)
+    monkeypatch.setattr(xp, "matmul", matmul)
     cases = [
         ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 6)]),
         ("abc,bcd->ad", [(2, 3, 4), (3, 4, 5)]),
@@ -97,21 +102,28 @@ def test_pairwise_steps_reach_blas_without_copying_inputs(monkeypatch):
     ]
     for eq, shapes in cases:
         arrays = random_arrays(shapes, np.float64, 0)
+        tf.einsum.cache_clear()
         got = tf.einsum(eq, *[tf.tensor(a) for a in arrays])
         np.testing.assert_allclose(got.numpy(), np.einsum(eq, *arrays), rtol=1e-12)
         assert not copied, (eq, copied)
+    # the spy sees the copies it is meant to catch
+    a = tf.tensor(np.ones((3, 4, 5)))
+    tf.einsum("abc,bd->acd", a, tf.tensor(np.ones((4, 6))), optimize=[(0, 1)])
+    assert copied, "a contraction over a middle axis must copy (the spy is blind otherwise)"
 
 
-def test_plan_is_shape_only_and_cached_per_gradient_need():
-    """The reverse-pass-aware plan (operands requiring grad) is a separate cache entry; both
-    give the same values."""
+def test_plan_is_shape_only_and_lowered_per_gradient_need():
+    """One cached plan (path) per subscripts and shapes; the reverse-pass-aware lowering
+    (operands requiring grad) is a second program inside it; both give the same values."""
     arrays = random_arrays([(4, 5), (5, 6), (6, 4)], np.float64, 1)
     tf.einsum.cache_clear()
     plain = tf.einsum("ij,jk,ki->", *[tf.tensor(a) for a in arrays])
     leaves = [tf.tensor(a, requires_grad=True) for a in arrays]
     rec = tf.einsum("ij,jk,ki->", *leaves)
-    assert tf.einsum.cache_info().misses == 2
+    assert tf.einsum.cache_info().misses == 1
+    plan = tf.contract_path("ij,jk,ki->", *arrays)
+    assert set(plan._lowered) == {False, True}
     with tf.no_grad():
         tf.einsum("ij,jk,ki->", *leaves)
-    assert tf.einsum.cache_info().misses == 2  # no_grad: the plain plan again
-    np.testing.assert_allclose(plain.numpy(), rec.numpy(), rtol=1e-14)
+    assert tf.einsum.cache_info().misses == 1  # no_grad: the plain program again
+    np.testing.assert_allclose(plain.numpy(), rec.detach().numpy(), rtol=1e-14)

@@ -188,8 +188,8 @@ def test_interleaved_more_than_100_distinct_labels():
     ref = np.linalg.multi_dot(mats)
     np.testing.assert_allclose(chain.numpy(), ref, rtol=1e-10)
     np.testing.assert_allclose(ring.numpy(), np.trace(ref), rtol=1e-10)
-    path, info = tf.contract_path(*args, [])
-    assert len(path) == n - 1 and info.flops > 0
+    plan = tf.contract_path(*args, [])
+    assert len(plan.path) == n - 1 and plan.flops > 0
 
 
 def test_interleaved_mps_norm_with_tuple_labels():
@@ -237,65 +237,63 @@ def test_explicit_paths_and_optimizer_objects():
         np.testing.assert_allclose(tf.einsum(eq, *ts, optimize=path).numpy(), ref, rtol=1e-12)
     got = tf.einsum(eq, *ts, optimize=oe.RandomGreedy(max_repeats=4))
     np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12)
-    path, _ = tf.contract_path(eq, *ts, optimize="optimal")
+    path = tf.contract_path(eq, *ts, optimize="optimal").path
     np.testing.assert_allclose(tf.einsum(eq, *ts, optimize=path).numpy(), ref, rtol=1e-12)
 
 
-def test_memory_limit_is_respected_by_the_planner():
-    eq = "ab,bc,cd->ad"
-    shapes = [(10, 2), (2, 10), (10, 10)]
-    _, free = tf.contract_path(eq, *shapes, shapes=True, optimize="optimal")
-    _, capped = tf.contract_path(eq, *shapes, shapes=True, optimize="optimal",
-                                 memory_limit=20)
-    assert free.largest_intermediate == 100
-    assert capped.largest_intermediate <= 100
+def test_memory_limit_is_an_alias_of_max_memory_and_slices():
+    eq = "ab,bc,cd,da->"
+    shapes = [(10, 20), (20, 20), (20, 10), (10, 10)]
+    free = tf.contract_path(eq, *shapes, shapes=True, optimize="optimal")
+    capped = tf.contract_path(eq, *shapes, shapes=True, optimize="optimal", memory_limit=60)
+    assert free.n_slices == 1 and free.peak_memory > 60
+    assert capped.n_slices > 1 and capped.peak_memory <= 60
+    assert capped.flops >= free.flops
     arrays = random_arrays(shapes, np.float64, 9)
-    got = tf.einsum(eq, *[tf.tensor(a) for a in arrays], memory_limit="max_input")
-    np.testing.assert_allclose(got.numpy(), np.einsum(eq, *arrays), rtol=1e-12)
+    ref = np.einsum(eq, *arrays)
+    for opts in ({"memory_limit": 60}, {"max_memory": 60}, {"memory_limit": "max_input"}):
+        got = tf.einsum(eq, *[tf.tensor(a) for a in arrays], **opts)
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12)
 
 
 # ------------------------------------------------------------------ plan cache
 
 
 def test_second_call_hits_the_plan_cache(monkeypatch):
-    from tenferro.contract import api
+    from tenferro.contract import plan as plan_mod
 
-    calls = {"build": 0, "oe": 0}
-    real_build, real_path = api.build_plan, oe.contract_path
+    calls = {"search": 0}
+    real_search = plan_mod._search
 
-    def counting_build(*a, **k):
-        calls["build"] += 1
-        return real_build(*a, **k)
+    def counting_search(*a, **k):
+        calls["search"] += 1
+        return real_search(*a, **k)
 
-    def counting_path(*a, **k):
-        calls["oe"] += 1
-        return real_path(*a, **k)
-
-    monkeypatch.setattr(api, "build_plan", counting_build)
-    monkeypatch.setattr(oe, "contract_path", counting_path)
+    monkeypatch.setattr(plan_mod, "_search", counting_search)
     tf.einsum.cache_clear()
     arrays = [tf.tensor(a) for a in random_arrays([(3, 4), (4, 5), (5, 6)], np.float64, 0)]
     r1 = tf.einsum("ij,jk,kl->il", *arrays, optimize="optimal")
-    assert calls == {"build": 1, "oe": 1}
+    assert calls["search"] == 1
     info = tf.einsum.cache_info()
     assert (info.hits, info.misses, info.currsize) == (0, 1, 1)
     r2 = tf.einsum("ij,jk,kl->il", *arrays, optimize="optimal")
-    assert calls == {"build": 1, "oe": 1}, "second call must not plan again"
+    assert calls["search"] == 1, "second call must not plan again"
     info = tf.einsum.cache_info()
     assert (info.hits, info.misses) == (1, 1)
     np.testing.assert_array_equal(r1.numpy(), r2.numpy())
     # other shapes or another optimizer: a new plan
     tf.einsum("ij,jk,kl->il", *arrays, optimize="greedy")
-    assert calls["build"] == 2
+    assert calls["search"] == 2
     # contract_path shares the cache
     tf.contract_path("ij,jk,kl->il", *arrays, optimize="greedy")
-    assert calls["build"] == 2
+    assert calls["search"] == 2
 
 
 def test_contract_path_reports_flops_like_opt_einsum():
     eq = "ea,fb,abcd,gc,hd->efgh"
     shapes = [(10, 10)] * 2 + [(10, 10, 10, 10)] + [(10, 10)] * 2
-    path, info = tf.contract_path(eq, *shapes, shapes=True, optimize="greedy")
+    info = tf.contract_path(eq, *shapes, shapes=True, optimize="greedy")
+    path = info.path
     oe_path, oe_info = oe.contract_path(eq, *shapes, shapes=True, optimize=path)
     assert [tuple(p) for p in oe_path] == path
     assert info.flops == oe_info.opt_cost == info.opt_cost
@@ -304,4 +302,4 @@ def test_contract_path_reports_flops_like_opt_einsum():
     assert "Optimized FLOP count" in str(info) and len(info.steps) == 4
     # arrays give the same answer as shapes
     arrays = random_arrays(shapes, np.float64, 0)
-    assert tf.contract_path(eq, *arrays, optimize="greedy")[0] == path
+    assert tf.contract_path(eq, *arrays, optimize="greedy").path == path

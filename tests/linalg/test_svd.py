@@ -260,7 +260,11 @@ def test_gradient_of_complex_svd_follows_the_conjugate_convention(rng):
 
 @pytest.mark.numpy_only  # the LAPACK driver choice exists only on the SciPy path
 def test_gesdd_failure_falls_back_to_gesvd(monkeypatch, rng):
+    """gesdd occasionally fails to converge; gesvd then gives the decomposition. Single
+    matrices call LAPACK directly, batches go through SciPy: both paths fall back."""
     import scipy.linalg
+
+    from tenferro.backends import linalg_ext
 
     calls = []
     real_svd = scipy.linalg.svd
@@ -271,9 +275,23 @@ def test_gesdd_failure_falls_back_to_gesvd(monkeypatch, rng):
             raise np.linalg.LinAlgError("SVD did not converge")
         return real_svd(a, *args, lapack_driver=lapack_driver, **kw)
 
+    def failing_gesdd(*args):
+        def gesdd(a, **kw):
+            calls.append("direct gesdd")
+            return None, None, None, 1  # LAPACK's info > 0: no convergence
+
+        return gesdd, 1
+
     monkeypatch.setattr(scipy.linalg, "svd", flaky_svd)
+    monkeypatch.setattr(linalg_ext, "_gesdd", failing_gesdd)
     a = rand(rng, (5, 3), "float64")
     u, s, vh = la.svd(T(a))
     np.testing.assert_allclose((u.numpy() * s.numpy()) @ vh.numpy(), a, atol=1e-12)
     np.testing.assert_allclose(la.svdvals(T(a)).numpy(), s.numpy(), rtol=1e-12)
-    assert calls == ["gesdd", "gesvd", "gesdd", "gesvd"]
+    assert calls == ["direct gesdd", "gesvd", "direct gesdd", "gesvd"]
+    calls.clear()
+    batch = rand(rng, (2, 5, 3), "float64")
+    ub, sb, vhb = la.svd(T(batch))
+    np.testing.assert_allclose(np.einsum("bij,bj,bjk->bik", ub.numpy(), sb.numpy(),
+                                         vhb.numpy()), batch, atol=1e-12)
+    assert calls == ["gesdd", "gesvd"]

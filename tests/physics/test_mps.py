@@ -553,3 +553,12 @@ def test_errors_name_the_problem():
         mpo_expectation(random_mps(4, 2, d=3, seed=0), heisenberg_mpo(4))
     with pytest.raises(ShapeError, match="outside"):
         mixed_canonicalize(psi, 4)
+
+
+def test_tfim_free_fermion_energy_agrees_with_exact_diagonalisation():
+    """The closed form used as a reference elsewhere, cross-checked by sparse ED."""
+    from tenferro.tn import exact
+
+    for L, g in ((8, 1.0), (9, 0.7), (6, 1.6)):
+        np.testing.assert_allclose(exact.tfim_ground_energy(L, g),
+                                   exact.tfim_ground_energy_ed(L, g), rtol=1e-10)

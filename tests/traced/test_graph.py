@@ -76,8 +76,23 @@ def test_constants_are_stored_as_arrays(tmp_path):
     with zipfile.ZipFile(tmp_path / "c.tfg") as z:
         names = z.namelist()
         doc = json.loads(np.load(z.open("graph.json.npy")).tobytes())
-    assert "const_0.npy" in names and doc["version"] == 1
+    assert "const_0.npy" in names and doc["version"] == 2
     assert not any(n.endswith(".pkl") for n in names)
+
+
+def test_version_1_files_still_load(tmp_path):
+    """Version 2 added custom-rule calls; a version-1 file (no ``calls``) loads as before."""
+    A = T(np.arange(6.0).reshape(2, 3))
+    g = tf.trace(lambda x: tf.sin(x @ A), tf.ShapeDtype((4, 2)))
+    g.save(tmp_path / "v2.tfg")
+
+    def as_v1(doc):
+        doc["version"] = 1
+        del doc["calls"]
+
+    _rewrite(tmp_path / "v2.tfg", tmp_path / "v1.tfg", as_v1)
+    x = T(np.ones((4, 2)))
+    np.testing.assert_allclose(tf.load(tmp_path / "v1.tfg")(x).numpy(), g(x).numpy())
 
 
 def _rewrite(src, dst, edit):

@@ -5,6 +5,9 @@ For the same reason zero-input constants (``full``, ``iota``) become constants o
 
 from __future__ import annotations
 
+from chainrules.core import static_size
+from chainrules.symbolic import contains_sym
+
 from ...backends.numpy_backend import host_xp
 from ..program import Program
 
@@ -17,13 +20,14 @@ def const_fold(program: Program) -> Program:
     xp = host_xp()
     eqns = []
     for eqn in program.eqns:
-        if all(id(v) in by_id for v in eqn.inputs):
+        # parameters that mention run-time sizes are only resolvable while the graph runs
+        if all(id(v) in by_id for v in eqn.inputs) and not contains_sym(eqn.params):
             in_bytes = sum(_nbytes(v) for v in eqn.inputs)
             out_bytes = sum(_nbytes(v) for v in eqn.outputs)
             limit = max(in_bytes, MIN_BYTES) if eqn.inputs else MIN_BYTES // 16
             if out_bytes <= limit:
-                outs = eqn.prim.impl(xp, *[by_id[id(v)] for v in eqn.inputs], **eqn.params)
-                outs = outs if eqn.prim.multiple_results else (outs,)
+                outs = eqn.prim.as_list(
+                    eqn.prim.impl(xp, *[by_id[id(v)] for v in eqn.inputs], **eqn.params))
                 for v, o in zip(eqn.outputs, outs):
                     consts[v] = o
                     by_id[id(v)] = o
@@ -33,10 +37,6 @@ def const_fold(program: Program) -> Program:
 
 
 def _nbytes(v) -> int:
-    n = v.aval.dtype.itemsize
-    for d in v.aval.shape:
-        if not isinstance(d, int):
-            return 1 << 62
-        n *= d
-    return n
+    n = static_size(v.aval)
+    return (1 << 62) if n is None else n * v.aval.dtype.itemsize  # run-time sizes never fold
 

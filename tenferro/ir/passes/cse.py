@@ -1,9 +1,9 @@
 """Common-subexpression elimination: an equation identical to an earlier one (same primitive,
 params and inputs) is replaced by the earlier outputs.
 
-Primitives named in ``NO_CSE`` are never merged: checkpointing marks its recomputation with
-such a barrier so that the recomputed forward is not folded back into the original forward
-(which would keep every residual alive and defeat the checkpoint).
+Primitives with ``cse=False`` are never merged: checkpointing marks its recomputation with
+such a barrier (``optimization_barrier``) so that the recomputed forward is not folded back
+into the original forward (which would keep every residual alive and defeat the checkpoint).
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..program import Eqn, Program, params_key
-
-NO_CSE: set[str] = set()
 
 
 def cse(program: Program) -> Program:
@@ -32,7 +30,7 @@ def cse(program: Program) -> Program:
     eqns = []
     for eqn in program.eqns:
         ins = [replace.get(id(v), v) for v in eqn.inputs]
-        if eqn.prim.name in NO_CSE:
+        if not eqn.prim.cse:
             eqns.append(Eqn(eqn.prim, ins, eqn.params, eqn.outputs, eqn.source))
             continue
         try:

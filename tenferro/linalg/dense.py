@@ -43,14 +43,13 @@ from typing import NamedTuple
 import numpy as np
 
 from chainrules import primitives as P
-from chainrules.primitives.degeneracy import check_truncation_ties
-from chainrules.primitives.linalg import SingularMatrixError
+from chainrules.primitives.degeneracy import check_truncation_ties, default_tie_eps
 from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 
-from .core.dispatch import bind
-from .core.tensor import Tensor
-from .errors import DTypeError, ShapeError
-from .ops import (
+from ..core.dispatch import bind
+from ..core.tensor import Tensor
+from ..errors import DTypeError, ShapeError, SingularMatrixError
+from ..ops import (
     abs,
     abs2,
     astype,
@@ -67,9 +66,9 @@ from .ops import (
     tensor_of,
     where,
 )
-from .ops._base import to_inexact
-from .ops.products import broadcast_batch
-from .ops.reductions import safe_sqrt
+from ..ops._base import to_inexact
+from ..ops.products import broadcast_batch
+from ..ops.reductions import safe_sqrt
 
 __all__ = [
     "EighResult",
@@ -84,19 +83,14 @@ __all__ = [
     "eigh",
     "eigvalsh",
     "expm",
-    "funm",
     "inv",
-    "logm",
     "lq",
-    "matrix_power",
     "matrix_rank",
     "norm",
     "pinv",
-    "powm",
     "qr",
     "slogdet",
     "solve",
-    "sqrtm",
     "svd",
     "svdvals",
     "truncation_rank",
@@ -162,7 +156,7 @@ def default_eps(dtype) -> float:
     ~1e-16/d, at most ~1e-6 just above the tolerance. Splits below it are ties: exact for
     gauge-invariant losses, reported (``DegeneracyWarning``) for the others.
     """
-    return 1e-4 if np.dtype(dtype) in (np.dtype("float32"), np.dtype("complex64")) else 1e-10
+    return default_tie_eps(dtype)
 
 
 def _eps(eps, dtype) -> float:
@@ -176,6 +170,31 @@ def _eps(eps, dtype) -> float:
 
 def _mH(x: Tensor) -> Tensor:
     return conj(swapaxes(x, -1, -2))
+
+
+# ------------------------------------------------------------------- graph files
+def _declare_graph_param_kinds() -> None:
+    """What the parameters of the degeneracy and matrix-function primitives may hold in a graph
+    file (the table lives in tenferro/traced/graph_params.py; these are declared from here)."""
+    from chainrules.primitives.degeneracy import ADVICE, PARTS
+    from chainrules.primitives.spectral import FUNCTIONS
+
+    from ..traced import graph_params as gp
+
+    def one_of(names):
+        def check(v, _):
+            if type(v) is not str or v not in names:
+                raise gp.BadParam(f"expected one of {', '.join(names)}, got {v!r}")
+
+        return check
+
+    check = {"op": one_of(tuple(ADVICE)), "parts": gp._tuple_of(one_of(PARTS)), "eps": gp.REAL}
+    gp.PARAM_KINDS.setdefault("degeneracy_guard", check)
+    gp.PARAM_KINDS.setdefault("degeneracy_check", check)
+    gp.PARAM_KINDS.setdefault("funm", {"fn": one_of(tuple(FUNCTIONS)), "power": gp.OPT_REAL})
+
+
+_declare_graph_param_kinds()
 
 
 # --------------------------------------------------------------------------- SVD
@@ -209,15 +228,15 @@ def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
     if not _is_concrete(s):
         if cutoff is None and relative_cutoff is None and isinstance(k, int):
             return builtins.min(k, int(max_rank))
-        return _dynamic_rank(s, max_rank, cutoff, relative_cutoff, eps)
-    values = np.asarray(s)
+        return _dynamic_rank(s, max_rank, cutoff, relative_cutoff)
+    values = np.asarray(stop_gradient(s))
     r = truncation_rank(values, max_rank, cutoff, relative_cutoff)
     check_truncation_ties(values, r, eps)
     return r
 
 
 def _is_concrete(x) -> bool:
-    from .traced.staging import TracedTensor
+    from ..traced.staging import TracedTensor
 
     while True:
         if isinstance(x, TracedTensor):
@@ -228,14 +247,14 @@ def _is_concrete(x) -> bool:
         x = p
 
 
-def _dynamic_rank(s, max_rank, cutoff, relative_cutoff, eps):
+def _dynamic_rank(s, max_rank, cutoff, relative_cutoff):
     from chainrules.symbolic import Sym, bound_of
 
     bound = bound_of(s.shape[-1])
     if max_rank is not None:
         bound = builtins.min(bound, int(max_rank))
     return bind(P.truncation_indices_p, stop_gradient(s), max_rank=max_rank, cutoff=cutoff,
-                relative_cutoff=relative_cutoff, size=Sym.new(bound), eps=eps)
+                relative_cutoff=relative_cutoff, size=Sym.new(bound))
 
 
 def _truncate(x, rank, axis):
@@ -447,107 +466,11 @@ def expm(a, hermitian: bool = False) -> Tensor:
     ``hermitian=True``: exp of the Hermitian part of ``a`` through its eigendecomposition
     (``funm(a, "exp")``), faster, and exact to every order at any degeneracy."""
     if hermitian:
+        from .matfuncs import funm
+
         return funm(a, "exp")
     a = _matrix("expm", a, square=True)
     return bind(P.expm_p, a)
-
-
-# ------------------------------------------------------- functions of Hermitian matrices
-_NAMED = ("exp", "log", "sqrt", "sin", "cos")
-
-
-def _function_name(f):
-    """A named scalar function from ``f``: a name, ``("pow", p)``, or the tenferro / NumPy
-    elementwise function of that name. None for any other callable."""
-    from . import ops
-
-    if isinstance(f, str):
-        return f, None
-    if isinstance(f, tuple) and len(f) == 2 and f[0] == "pow":
-        return "pow", float(f[1])
-    for name in _NAMED:
-        if f is getattr(ops, name) or f is getattr(np, name):
-            return name, None
-    return None
-
-
-def funm(a, f) -> Tensor:
-    """``f(a)`` for a Hermitian matrix ``a`` (its Hermitian part ``(a + a^H)/2`` is used, as in
-    ``eigh``): ``V diag(f(w)) V^H``.
-
-    ``f`` is a name, ``"exp"``, ``"log"``, ``"sqrt"``, ``"sin"``, ``"cos"``, or ``("pow", p)``
-    (the tenferro or NumPy function of that name works too). Then the derivative is the
-    Daleckii-Krein formula ``V [G o (V^H dA V)] V^H``, ``G_ij = (f(w_i) - f(w_j))/(w_i - w_j)``
-    computed without cancellation (``f'(w_i)`` on ties), and higher derivatives use higher
-    divided differences: exact at every degeneracy, to every order, and the graph stays
-    savable (the name is a parameter). This is how to apply a function to a Hermitian matrix:
-    composing ``eigh`` with an elementwise function has no derivative at degenerate spectra.
-
-    Any other callable ``f`` (acting elementwise on the eigenvalues, written with tenferro
-    operations) is applied through ``eigh``: exact away from degeneracies; at a degenerate
-    spectrum its gradient is reported as not determined (``DegeneracyWarning``).
-    """
-    a = _matrix("funm", a, square=True)
-    named = _function_name(f)
-    if named is not None:
-        return bind(P.funm_p, a, fn=named[0], power=named[1])
-    if not callable(f):
-        raise ShapeError(
-            f"funm: f must be a function name ({', '.join(_NAMED)}), ('pow', p), or a callable; "
-            f"got {f!r}."
-        )
-    w, v = eigh(a)
-    fw = tensor_of(f(w))
-    if fw.shape != w.shape:
-        raise ShapeError(
-            f"funm: f must act elementwise on the eigenvalues (shape {w.shape}); it returned "
-            f"shape {fw.shape}."
-        )
-    return matmul(v * expand_dims(astype(fw, v.dtype), -2), _mH(v))
-
-
-def sqrtm(a) -> Tensor:
-    """Square root of a Hermitian positive semi-definite matrix (its Hermitian part), exact to
-    every order at degeneracies (``funm(a, "sqrt")``). The derivative is infinite where an
-    eigenvalue is zero. Negative eigenvalues give NaN."""
-    return funm(a, "sqrt")
-
-
-def logm(a) -> Tensor:
-    """Logarithm of a Hermitian positive-definite matrix (its Hermitian part), exact to every
-    order at degeneracies (``funm(a, "log")``). Non-positive eigenvalues give -inf / NaN."""
-    return funm(a, "log")
-
-
-def powm(a, p: float) -> Tensor:
-    """``a**p`` for a Hermitian positive semi-definite ``a`` and any real ``p`` (its Hermitian
-    part; ``funm(a, ("pow", p))``), exact to every order at degeneracies. For integer powers
-    of general matrices use ``matrix_power``."""
-    return funm(a, ("pow", float(p)))
-
-
-def matrix_power(a, n: int) -> Tensor:
-    """``a`` to the integer power ``n`` for any square matrix (NumPy's ``matrix_power``):
-    repeated squaring with matrix products; ``n = 0`` gives the identity, ``n < 0`` powers
-    of ``inv(a)``. Derivatives are those of the products (exact everywhere)."""
-    a = _matrix("matrix_power", a, square=True)
-    if isinstance(n, bool) or int(n) != n:
-        raise ShapeError(f"matrix_power: the exponent must be an integer, got {n!r}.")
-    n = int(n)
-    if n < 0:
-        a, n = inv(a), -n
-    if n == 0:
-        from .ops import broadcast_to, eye
-
-        return broadcast_to(eye(a.shape[-1], dtype=a.dtype, device=a.device), a.shape)
-    result, base = None, a
-    while n:
-        if n & 1:
-            result = base if result is None else matmul(result, base)
-        n >>= 1
-        if n:
-            base = matmul(base, base)
-    return result
 
 
 # ------------------------------------------------------------------------- norms

@@ -1,0 +1,134 @@
+"""``eig``: eigendecomposition of general (non-Hermitian) square matrices, A V = V diag(w).
+
+Outputs are complex for real and complex input (w (..., n), V (..., n, n)), in LAPACK's order
+(NumPy's). **Gauge**: every eigenvector has unit 2-norm and its largest-magnitude entry is real
+and positive (the first such entry at ties), so V is a continuous function of A wherever the
+eigenvalues are distinct, and even phase-dependent losses have the derivative finite
+differences see.
+
+**JVP.** With dV = V C: V^-1 dA V + W C = C W + dW, so with P = V^-1 dA V
+
+* dw = diag(P);
+* C_ij = F_ij P_ij for i != j, F_ij = 1/(w_j - w_i), Lorentzian-broadened as
+  conj(d)/(|d|^2 + width^2) with width = eps * max|w| (a constant for differentiation), which
+  is 0 at an exact degeneracy;
+* dV0 = V (F o P) has C_jj = 0; the gauge then fixes the diagonal: the unit norm removes
+  Re(v_j^H dv_j) (dv_j -= v_j Re(v_j^H dv0_j)), and the phase convention adds i phi_j v_j with
+  phi_j = -Im(dv_j[p_j]) / v_j[p_j] at the pivot entry p_j.
+
+Every operation on tangents is linear (``solve`` in its right-hand side, products with
+residuals), so reverse mode is the transpose and higher orders follow. At (near-)degenerate
+eigenvalues the derivative of V is not determined by A; that of w and of gauge-invariant
+functions of invariant subspaces stays finite thanks to the broadening.
+"""
+
+from __future__ import annotations
+
+from ..core import Primitive, ShapedArray, Zero, static_size
+from ..dtypes import complex_dtype, int64, is_inexact
+from ..errors import DTypeError, ShapeError, fmt_aval
+from . import elementwise as E
+from . import reductions as R
+from .linalg import solve_p
+
+
+def _eig_cost(in_avals, out_avals, **params):
+    a = in_avals[0]
+    batch = static_size(ShapedArray(a.shape[:-2], a.dtype))
+    if batch is None or not a.is_static:
+        return None
+    return batch * 25 * a.shape[-1] ** 3  # Hessenberg reduction + QR iterations + vectors
+
+
+eig_p = Primitive(
+    "eig", decomposition=True, cost=_eig_cost, multiple_results=True,
+    convention="A V = V diag(w), complex outputs in LAPACK order; gauge: unit-norm eigenvectors "
+    "whose largest-magnitude entry is real and positive; 1/(w_j - w_i) is Lorentzian-broadened "
+    "as conj(d)/(|d|^2 + (eps max|w|)^2)",
+)
+
+
+@eig_p.def_abstract_eval
+def _eig_aval(a, *, eps):
+    if not is_inexact(a.dtype):
+        raise DTypeError(
+            f"eig: expected a float or complex matrix, got {fmt_aval(a)}; convert it with "
+            f".astype(tenferro.float64) (tenferro.linalg.eig does this for integers)."
+        )
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(
+            f"eig: expected square matrices (..., n, n), got {fmt_aval(a)}."
+        )
+    c = complex_dtype(a.dtype)
+    return ShapedArray(a.shape[:-1], c), ShapedArray(a.shape, c)
+
+
+@eig_p.def_impl
+def _eig_impl(xp, a, *, eps):
+    w, v = xp.eig(a)
+    return xp.fix_eig_gauge(w, v)
+
+
+# ----------------------------------------------------------------------- rule helpers
+def _cols(b, v, shape):
+    """(..., k) -> (..., r, k): entry [..., i, j] = v[..., j]."""
+    nd = len(shape)
+    return b.broadcast_in_dim(v, shape, tuple(range(nd - 2)) + (nd - 1,))
+
+
+def _rows(b, v, shape):
+    """(..., r) -> (..., r, k): entry [..., i, j] = v[..., i]."""
+    nd = len(shape)
+    return b.broadcast_in_dim(v, shape, tuple(range(nd - 2)) + (nd - 2,))
+
+
+def _col_sum(b, x):
+    """Sum over the row axis: (..., r, k) -> (..., k)."""
+    return b.reduce_sum(x, (x.ndim - 2,))
+
+
+def broadened_reciprocal(b, d, width):
+    """conj(d) / (|d|^2 + width^2): 1/d away from d = 0, and 0 at d = 0 (complex d)."""
+    den = b.add(b.abs2(d), b.mul(width, width))
+    safe = b.select(b.eq(den, 0), b.ones_like(den), den)
+    return b.div(b.conj(d), b.convert(safe, d.dtype))
+
+
+def _pivot_phase(b, v, dv):
+    """phi (..., k) with v_j -> v_j (1 + i phi_j) restoring a real pivot entry: the pivot p_j is
+    the largest-magnitude entry of column j (real and positive by the gauge convention)."""
+    nd = v.ndim
+    p = b.bind(R.argmax_p, b.abs(v), axis=nd - 2)
+    rows = b.iota(v.shape, nd - 2, int64)
+    onehot = b.convert(b.eq(rows, _cols(b, p, v.shape)), v.dtype)
+    vp = b.real(_col_sum(b, b.mul(onehot, v)))
+    return b.neg(b.div(b.imag(_col_sum(b, b.mul(onehot, dv))), vp))
+
+
+@eig_p.def_jvp
+def _eig_jvp(b, primals, tangents, *, eps):
+    (a,), (da,) = primals, tangents
+    w, v = b.bind(eig_p, a, eps=eps)
+    if type(da) is Zero or a.shape[-1] == 0:
+        return (w, v), (Zero(ShapedArray(w.shape, w.dtype)), Zero(ShapedArray(v.shape, v.dtype)))
+    dt = v.dtype
+    nd = v.ndim
+    batch = tuple(range(nd - 2))
+    da = b.convert(da, dt)
+    p = b.bind(solve_p, v, b.matmul(da, v))  # V^-1 dA V
+    dw = b.diagonal(p)
+    kk = v.shape
+    delta = b.sub(_cols(b, w, kk), _rows(b, w, kk))  # w_j - w_i
+    scale = b.bind(E.stop_gradient_p, b.reduce_max(b.abs(w), (w.ndim - 1,)))
+    width = b.broadcast_in_dim(b.mul(scale, eps), kk, batch)
+    f = broadened_reciprocal(b, delta, width)
+    dv = b.matmul(v, b.mul(f, p))
+    # unit norm: remove the component Re(v_j^H dv_j) along v_j
+    along = b.real(_col_sum(b, b.mul(b.conj(v), dv)))
+    dv = b.sub(dv, b.mul(v, _cols(b, b.convert(along, dt), kk)))
+    # phase: keep the pivot entry real
+    phi = _pivot_phase(b, v, dv)
+    iphi = b.mul(b.convert(phi, dt), b.full(phi.shape, 1j, dt))
+    dv = b.add(dv, b.mul(v, _cols(b, iphi, kk)))
+    return (w, v), (dw, dv)
+

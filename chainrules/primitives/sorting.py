@@ -1,0 +1,96 @@
+"""Sorting: ``argsort`` (a stable permutation, no derivative) and ``sort`` (the sorted
+values, computed by the backend's fastest sort).
+
+The derivative of ``sort`` follows the permutation: its JVP gathers the tangent with
+``argsort(x)`` (only computed when differentiating), whose transpose scatters the cotangent
+back. The permutation is *stable*: equal values keep their order, so ties are broken by index
+and the derivative at a tie is well defined (each tied entry keeps its own derivative). Sorting
+``x`` and permuting it by ``argsort(x)`` give the same values (ties are equal values), so the
+fast unstable value sort and the stable permutation agree.
+"""
+
+from __future__ import annotations
+
+from ..core import Primitive, ShapedArray, Zero
+from ..dtypes import int64
+from ..errors import DTypeError
+from ._checks import check_axes, require_real
+
+
+def _sort_cost(in_avals, out_avals, *, axis):
+    """n log2(n) comparisons per sorted line."""
+    import math
+
+    x = in_avals[0]
+    if not x.is_static:
+        return None
+    n = x.shape[axis]
+    return int(x.size * max(math.log2(n), 1)) if n else 0
+
+
+argsort_p = Primitive(
+    "argsort", differentiable=False, cost=_sort_cost,
+    convention="integer output (a stable permutation: ties keep their order): no gradient",
+)
+
+
+@argsort_p.def_abstract_eval
+def _argsort_aval(x, *, axis):
+    require_real("argsort", x)
+    if x.dtype.kind == "b":
+        raise DTypeError("argsort: bool operand; convert it to an integer dtype first.")
+    check_axes("argsort", (axis,), x.ndim)
+    return ShapedArray(x.shape, int64)
+
+
+@argsort_p.def_impl
+def _argsort_impl(xp, x, *, axis):
+    return xp.astype(xp.argsort(x, axis=axis, stable=True), int64)
+
+
+def take_along(b, x, indices, axis):
+    """``x`` gathered along ``axis`` at non-negative int64 ``indices`` (the shape of ``x``
+    except, possibly, along ``axis``; NumPy's ``take_along_axis``), as one ``gather`` from the
+    flattened ``x`` at positions sum_i coordinate_i * stride_i: linear in ``x``, its transpose
+    scatters back through the indices."""
+    shape, out_shape = tuple(x.shape), tuple(indices.shape)
+    device = getattr(indices, "device", None)
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    flat = b.mul(indices, strides[axis]) if strides[axis] != 1 else indices
+    for i, n in enumerate(out_shape):
+        if i != axis and n != 1:
+            coord = b.iota(out_shape, i, int64, device)
+            flat = b.add(flat, b.mul(coord, strides[i]) if strides[i] != 1 else coord)
+    size = 1
+    for n in shape:
+        size *= n
+    return b.gather(b.reshape(x, (size,)), flat, 0)
+
+
+sort_p = Primitive(
+    "sort", cost=_sort_cost,
+    convention="the derivative follows the permutation: each sorted value carries the "
+    "derivative of the entry it came from, ties broken by index (a stable sort), so tied "
+    "entries keep their own derivatives",
+)
+
+
+@sort_p.def_abstract_eval
+def _sort_aval(x, *, axis):
+    _argsort_aval(x, axis=axis)
+    return x
+
+
+sort_p.def_impl(lambda xp, x, *, axis: xp.sort(x, axis=axis))
+
+
+@sort_p.def_jvp
+def _sort_jvp(b, primals, tangents, *, axis):
+    (x,), (t,) = primals, tangents
+    out = b.bind(sort_p, x, axis=axis)
+    if type(t) is Zero:
+        return out, t
+    perm = b.bind(argsort_p, x, axis=axis)  # x[perm] == out: tied values are equal
+    return out, take_along(b, t, perm, axis)

@@ -1,0 +1,63 @@
+"""Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
+
+from __future__ import annotations
+
+import tenferro as tf
+
+from .optimizer import _REQUIRED, Optimizer, check_grad
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD. For each parameter p with gradient g (negated when ``maximize``)::
+
+        g <- g + weight_decay * p
+        b <- g (first step), else momentum * b + (1 - dampening) * g
+        g <- g + momentum * b (nesterov), else b          (when momentum != 0)
+        p <- p - lr * g
+
+    Complex parameters are updated with the same formulas (the update is complex-linear)."""
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *,
+                 maximize: bool = False) -> None:
+        if lr is not _REQUIRED and lr < 0:
+            raise ValueError(f"SGD: invalid learning rate {lr}.")
+        if momentum < 0 or weight_decay < 0:
+            raise ValueError(f"SGD: momentum ({momentum}) and weight_decay ({weight_decay}) "
+                             f"must be >= 0.")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0.")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()`` if given
+        (evaluated with gradients enabled before the update)."""
+        loss = None
+        if closure is not None:
+            with tf.enable_grad():
+                loss = closure()
+        with tf.no_grad():
+            for group in self.param_groups:
+                lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
+                wd, nesterov = group["weight_decay"], group["nesterov"]
+                for p in group["params"]:
+                    g = check_grad(self, p)
+                    if g is None:
+                        continue
+                    if group["maximize"]:
+                        g = -g
+                    if wd != 0:
+                        g = g + wd * p
+                    if mom != 0:
+                        st = self._state(p)
+                        buf = st.get("momentum_buffer")
+                        if buf is None:
+                            buf = g.detach().clone()
+                        else:
+                            buf = buf * mom + (g if damp == 0 else g * (1 - damp))
+                        st["momentum_buffer"] = buf
+                        g = g + mom * buf if nesterov else buf
+                    p.sub_(g * lr)
+        return loss

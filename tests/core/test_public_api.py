@@ -1,0 +1,152 @@
+"""The public namespace is exactly the documented API: explicit ``__all__`` lists, pinned
+here, and nothing else public by accident (no helper modules, no ``np``, ``bind``...).
+Adding a public name means adding it here on purpose."""
+
+import types
+
+import tenferro as tf
+import tenferro.linalg
+import tenferro.nn
+import tenferro.nn.functional
+import tenferro.optim
+
+TENFERRO = {
+    "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
+    "add", "amax", "amin", "angle", "arange", "arctan", "arctan2", "argmax", "argmin",
+    "asarray", "astype", "atan", "atan2", "atleast_1d", "autograd_grad", "bool",
+    "broadcast_shapes", "broadcast_to", "checkpoint", "checkpoint_loop", "clamp", "clip",
+    "complex128", "complex64", "concat", "concatenate", "conj", "conjugate", "contract_path",
+    "copy", "cos", "cosh", "cumsum", "custom_jvp", "custom_vjp", "default_device", "diag",
+    "diag_embed", "diagonal", "div", "divide", "dot", "einsum", "enable_grad", "equal",
+    "errors", "exp", "expand_dims", "expm1", "eye", "fixed_point", "flip", "float32",
+    "float64", "full",
+    "full_like", "get_backend", "get_rng_state", "grad", "greater", "greater_equal", "hessian",
+    "hvp", "imag", "index_add", "inner", "int32", "int64", "is_grad_enabled", "isfinite",
+    "isnan", "jacfwd", "jacrev", "jit", "jvp", "kron", "lax", "less", "less_equal", "linalg",
+    "linear_transpose", "linearize", "linspace", "load", "log", "log1p", "log_softmax",
+    "logical_and", "logical_not", "logical_or", "logsumexp", "manual_seed", "matmul",
+    "matrix_trace", "max", "maximum", "mean", "min", "minimum", "moveaxis", "mul", "multiply",
+    "ncon", "neg", "negative", "nn", "no_grad", "norm", "normal", "not_equal", "ones",
+    "ones_like", "optim",
+    "outer", "pad", "permute", "permute_dims", "pow", "power", "prod", "pytree", "rand",
+    "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "saved_residuals",
+    "scatter_add", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid", "sign",
+    "sin", "sinh", "softmax", "softplus", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "stop_gradient", "sub", "subtract", "sum", "swapaxes", "take", "tan", "tanh", "tensor",
+    "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
+    "value_and_grad", "var", "vdot", "vjp", "where", "zeros", "zeros_like",
+}
+
+# The NumPy surface and tenferro.fft / tenferro.special (design/numpy-surface.md)
+NUMPY_SURFACE = {
+    "acos", "acosh", "append", "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "argsort",
+    "array_split", "asin", "asinh", "atanh", "atleast_2d", "atleast_3d", "ceil", "column_stack",
+    "cross", "deg2rad", "degrees", "diff", "dsplit", "dstack", "exp2", "fabs", "fft", "fliplr",
+    "flipud", "floor", "floor_divide", "fmax", "fmin", "fmod", "gradient", "hsplit", "hstack",
+    "hypot", "log10", "log2", "logaddexp", "logaddexp2", "mod", "nan_to_num", "partition",
+    "rad2deg", "radians", "remainder", "repeat", "roll", "rot90", "round", "select", "sinc", "sort",
+    "special", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
+}
+
+LINALG = {
+    "EighResult", "LQResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
+    "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
+    "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
+    "EigResult", "eig", "eigvals", "matrix_power",  # general eigenproblem, matrix powers
+    "funm", "logm", "powm", "sqrtm",  # functions of Hermitian matrices, exact at degeneracies
+    "SingularMatrixError",  # also in tenferro.errors: raised by inv, solve, cholesky
+    "LinearOperator", "eigs", "eigsh", "expm_multiply", "linsolve", "randomized_svd", "svds",
+}
+
+NN = {
+    "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d",
+    "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU",
+    "GroupNorm", "HuberLoss", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
+    "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh",
+    "functional", "functional_call"
+}
+
+NN_FUNCTIONAL = {
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
+    "cross_entropy", "dropout", "elu", "embedding", "gelu", "group_norm", "huber_loss", "kl_div",
+    "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "max_pool1d",
+    "max_pool2d", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu",
+    "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus",
+    "tanh"
+}
+
+OPTIM = {
+    "Adam", "AdamW", "LBFGS", "Optimizer", "SGD"
+}
+
+
+def _public(module):
+    """Public attributes that are not subpackages/submodules of ``module`` itself (those are
+    set by Python's import system, e.g. ``tenferro.core``)."""
+    out = set()
+    for name in dir(module):
+        if name.startswith("_"):
+            continue
+        value = getattr(module, name)
+        if isinstance(value, types.ModuleType) and value.__name__.startswith(module.__name__ + "."):
+            if name not in getattr(module, "__all__", ()):
+                continue
+        out.add(name)
+    return out
+
+
+def test_tenferro_exports_exactly_the_api():
+    assert set(tf.__all__) == TENFERRO | NUMPY_SURFACE
+    assert _public(tf) == TENFERRO | NUMPY_SURFACE
+
+
+def test_linalg_exports_exactly_the_api():
+    assert set(tenferro.linalg.__all__) == LINALG
+    assert _public(tenferro.linalg) == LINALG
+
+
+def test_every_public_function_is_documented():
+    for module, names in ((tf, TENFERRO | NUMPY_SURFACE), (tenferro.linalg, LINALG)):
+        for name in sorted(names):
+            value = getattr(module, name)
+            if callable(value) and not isinstance(value, type(tf.float64)):
+                assert (getattr(value, "__doc__", None) or "").strip(), f"{module.__name__}.{name}"
+
+
+FFT = {
+    "fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn", "ifftshift", "irfft",
+    "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn",
+}
+SPECIAL = {
+    "digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "logit", "logsumexp", "polygamma",
+    "xlogy",
+}
+
+
+def test_fft_and_special_export_exactly_the_api():
+    import tenferro.fft
+    import tenferro.special
+
+    for module, names in ((tenferro.fft, FFT), (tenferro.special, SPECIAL)):
+        assert set(module.__all__) == names
+        for n in names:
+            assert getattr(module, n).__doc__, f"{module.__name__}.{n} has no docstring"
+
+
+def test_nn_and_optim_export_exactly_the_api():
+    assert set(tenferro.nn.__all__) == NN
+    assert _public(tenferro.nn) == NN
+    assert set(tenferro.nn.functional.__all__) == NN_FUNCTIONAL
+    assert _public(tenferro.nn.functional) == NN_FUNCTIONAL
+    assert set(tenferro.optim.__all__) == OPTIM
+    assert _public(tenferro.optim) == OPTIM
+
+
+def test_every_nn_and_optim_name_is_documented():
+    for module, names in ((tenferro.nn, NN), (tenferro.nn.functional, NN_FUNCTIONAL),
+                          (tenferro.optim, OPTIM)):
+        for name in names:
+            doc = getattr(module, name).__doc__
+            assert doc and len(doc.strip()) > 20, f"{module.__name__}.{name} has no docstring"
