@@ -194,11 +194,13 @@ def _sum_s2(x):
     return tf.sum(la.svd(x).S ** 2)
 
 
+@pytest.mark.parametrize("split", [0.0, 1e-12])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_probe_hessian_of_sum_s2_at_exact_tie_warns(dtype, rng):
+def test_probe_hessian_of_sum_s2_at_exact_tie_warns(split, dtype, rng):
     """sum(S**2) = ||A||_F^2 has Hessian 2I; through the factors it was off by 0.69. Its
-    second derivative needs the individual values of the pair: reported."""
-    a = with_singular_values(rng, 4, 4, PAIR, dtype)
+    second derivative needs the individual values of the pair: reported (a 1e-12 split is a
+    tie under the default tolerance)."""
+    a = with_singular_values(rng, 4, 4, split_pair(PAIR, 1, split), dtype)
     t = rand(rng, (4, 4), dtype)
     with pytest.warns(DegeneracyWarning, match="individual singular values"):
         tf.hvp(_sum_s2, (T(a),), (T(t),))
@@ -428,3 +430,30 @@ def test_trg_cutting_a_multiplet_is_reported():
 
     with pytest.warns(DegeneracyWarning, match="cuts through"):
         trg(_clock_tensor(T(0.5)), 4, 2, progress=False)
+
+
+# ---------------------------------------------------------------------------- CTMRG
+@pytest.mark.parametrize("projector", ["svd", "eigh"])
+def test_small_ctmrg_loss_at_exact_degeneracy(projector):
+    """d lnZ / d beta of 15 unrolled C4v CTMRG steps of the 4-state clock model at chi = 6: the
+    corner spectrum is exactly 2-fold degenerate (Z_4 pairs) and chi keeps whole multiplets.
+    The gradient is exact against extrapolated finite differences, and silent."""
+    from tenferro.tn.ctmrg import corner_spectrum, ctm_lnz, ctmrg
+
+    def f(b):
+        a = _clock_tensor(b)
+        return ctm_lnz(a, ctmrg(a, 6, tol=None, max_iter=15, projector=projector,
+                                progress=False))
+
+    a0 = _clock_tensor(T(0.5))
+    s = corner_spectrum(ctmrg(a0, 6, tol=None, max_iter=15, projector=projector,
+                              progress=False).C)
+    assert abs(s[1] - s[2]) < 1e-12 * s[0]  # the probe really is exactly degenerate
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegeneracyWarning)
+        g = tf.grad(f)(T(0.5)).item()
+
+    def d(step):
+        return (f(T(0.5 + step)).item() - f(T(0.5 - step)).item()) / (2 * step)
+
+    assert abs(g - (4 * d(5e-5) - d(1e-4)) / 3) < 1e-8 * abs(g)
