@@ -207,7 +207,8 @@ def truncation_rank(s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
     criterion keeps. This is the one place where a truncated SVD looks at data (traced mode
     resolves it at run time with the same rule: ``chainrules.primitives.linalg.truncation_rank``).
     """
-    return _truncation_rule(np, np.asarray(s), max_rank, cutoff, relative_cutoff)
+    values = np.asarray(stop_gradient(s) if isinstance(s, Tensor) else s)
+    return _truncation_rule(np, values, max_rank, cutoff, relative_cutoff)
 
 
 def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
