@@ -1,4 +1,4 @@
-"""``tenferro.linalg``: decompositions, solves and norms with correct derivatives.
+"""``tenferro.linalg.dense``: decompositions, solves and norms with correct derivatives.
 
 Every function works on the last two axes and is batched over the leading ones, for real and
 complex inputs (integers are converted to float64, as NumPy does). They lower to the
@@ -16,7 +16,8 @@ What makes these derivatives usable for tensor networks (details in ``design/lin
   subspace, or on individual values of a multiplet, has no derivative there that the factors
   can express: the backward pass says so with a ``DegeneracyWarning``
   (``TENFERRO_DEGENERACY=raise|warn|ignore``). Functions of Hermitian matrices (``funm``,
-  ``expm(hermitian=True)``, ``sqrtm``, ``logm``, ``powm``) are exact at every degeneracy.
+  ``sqrtm``, ``logm``, ``powm`` in ``matfuncs``; ``expm(hermitian=True)``) are exact at every
+  degeneracy.
 * **Truncation is slicing.** ``svd(a, max_rank=..., cutoff=..., relative_cutoff=...)`` computes
   the thin SVD and slices it, so the gradient contains the coupling between kept and discarded
   singular vectors (the textbook truncated-only adjoint misses it and is wrong whenever the
