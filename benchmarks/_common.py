@@ -42,6 +42,18 @@ def median_time(fn, repeat=7, number=1, warmup=1):
     return statistics.median(samples)
 
 
+def interleaved_medians(fns, repeat):
+    """Median time of each function of the dict ``fns``, the functions interleaved within
+    every repetition so that background load (the sandbox is shared) affects all alike."""
+    ts = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in ts.items()}
+
+
 def table(rows, headers):
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
     line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths))

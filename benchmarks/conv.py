@@ -25,11 +25,9 @@ import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
 # isort: split
 
 import argparse
-import statistics
-import time
 
 import numpy as np
-from _common import pin_torch, table
+from _common import interleaved_medians, pin_torch, table
 
 import tenferro as tf
 import tenferro.nn.functional as F
@@ -46,18 +44,11 @@ CASES = [
 ]
 
 
-def interleaved_medians(fns: dict, repeat: int) -> dict:
-    """Median time of each function, the functions interleaved within every repetition so
-    that background load (the sandbox is shared) affects all of them alike."""
+def warm_medians(fns: dict, repeat: int) -> dict:
+    """``interleaved_medians`` after one warm-up call of each (template caches, allocator)."""
     for fn in fns.values():
-        fn()  # warm-up: template caches, allocator
-    ts = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            ts[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in ts.items()}
+        fn()
+    return interleaved_medians(fns, repeat)
 
 
 def conv_by_slices(x, w, stride, padding, groups):
@@ -125,7 +116,7 @@ def timings(case, repeat, dtype):
         ref = torch.nn.functional.conv2d(tx, tw, stride=stride, padding=pad, groups=groups)
         assert np.allclose(a, ref.numpy(), rtol=tol, atol=tol * 100)
         fns[("torch", 0)], fns[("torch", 1)] = tfwd, tboth
-    med = interleaved_medians(fns, repeat)
+    med = warm_medians(fns, repeat)
     out: dict = {}
     for (lib, phase), t in sorted(med.items()):
         out.setdefault(lib, [0.0, 0.0])[phase] = t
@@ -149,7 +140,7 @@ def pool_timings(repeat, dtype):
         fns[("torch", 0)] = lambda: torch.nn.functional.max_pool2d(tx, 2)
         fns[("torch", 1)] = both
     out: dict = {}
-    for (lib, phase), t in sorted(interleaved_medians(fns, repeat).items()):
+    for (lib, phase), t in sorted(warm_medians(fns, repeat).items()):
         out.setdefault(lib, [0.0, 0.0])[phase] = t
     return out
 

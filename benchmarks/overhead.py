@@ -25,7 +25,7 @@ import statistics
 import time
 
 import numpy as np
-from _common import pin_torch, table
+from _common import median_time, pin_torch, table
 
 import tenferro as tf
 
@@ -61,14 +61,7 @@ OPS = [
 
 def per_call(fn, number, repeat=7):
     """Median seconds per call of ``fn`` (``number`` calls per sample)."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    return statistics.median(samples)
+    return median_time(fn, repeat=repeat, number=number)
 
 
 def time_op(lib, op, arrays, grad, number):

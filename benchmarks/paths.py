@@ -29,7 +29,6 @@ if hasattr(os, "sched_setaffinity"):  # one core for every library: a like-for-l
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import math  # noqa: E402
-import random  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -39,51 +38,9 @@ import opt_einsum as oe  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tenferro as tf  # noqa: E402
+from tests.einsum.networks import peps_norm, random_regular  # noqa: E402
 
 # ------------------------------------------------------------------------- networks
-
-
-def peps_norm(L, D, d=2):
-    """Interleaved (shapes, label lists) of <psi|psi> on an LxL open-boundary PEPS: a ket and
-    a bra layer, each site's physical index shared by its ket and bra tensor."""
-    shapes, labels = [], []
-    for layer in ("ket", "bra"):
-        for i in range(L):
-            for j in range(L):
-                labs = [("p", i, j)]
-                if j > 0:
-                    labs.append((layer, "h", i, j - 1))
-                if i > 0:
-                    labs.append((layer, "v", i - 1, j))
-                if j < L - 1:
-                    labs.append((layer, "h", i, j))
-                if i < L - 1:
-                    labs.append((layer, "v", i, j))
-                shapes.append((d,) + (D,) * (len(labs) - 1))
-                labels.append(labs)
-    return shapes, labels
-
-
-def random_regular(n, degree=3, bond=2, seed=0):
-    """A random ``degree``-regular graph (configuration model, retried until simple): one
-    tensor per vertex, one bond index per edge."""
-    rng = random.Random(seed)
-    while True:
-        stubs = [v for v in range(n) for _ in range(degree)]
-        rng.shuffle(stubs)
-        edges = set()
-        for a, b in zip(stubs[::2], stubs[1::2]):
-            e = (min(a, b), max(a, b))
-            if a == b or e in edges:
-                break
-            edges.add(e)
-        else:
-            break
-    legs = {v: [] for v in range(n)}
-    for e in sorted(edges):
-        legs[e[0]].append(e)
-        legs[e[1]].append(e)
-    return [(bond,) * degree for _ in range(n)], [legs[v] for v in range(n)]
 
 
 NETWORKS = {

@@ -125,18 +125,19 @@ def svd_backward(ns, u, s, vh, gu, gs, gvh):
 
 
 # ----------------------------------------------------------------------------- PyTorch
-def torch_case(chi, steps, backward):
+def torch_trg(chi, steps, device="cpu"):
+    """ln Z per site as a PyTorch function of beta (tensors on ``device``), with the
+    broadened SVD backward."""
     import types
 
     import torch
 
-    torch.set_num_threads(1)
     ns = types.SimpleNamespace(
         sqrt=torch.sqrt, cosh=torch.cosh, sinh=torch.sinh, einsum=torch.einsum,
         where=torch.where, log=torch.log, norm=torch.linalg.norm, diag=torch.diag,
         matrix2=lambda a, b, c, d: torch.stack([torch.stack([a, b]), torch.stack([c, d])]),
         permute=lambda t, axes: t.permute(*axes), stop_gradient=lambda x: x.detach(),
-        eye=lambda n: torch.eye(n, dtype=torch.float64),
+        eye=lambda n: torch.eye(n, dtype=torch.float64, device=device),
     )
 
     class SVD(torch.autograd.Function):
@@ -153,7 +154,14 @@ def torch_case(chi, steps, backward):
             return svd_backward(ns, *ctx.saved_tensors, gu, gs, gvh)
 
     ns.svd = SVD.apply
-    f = trg_program(ns, chi, steps)
+    return trg_program(ns, chi, steps)
+
+
+def torch_case(chi, steps, backward):
+    import torch
+
+    torch.set_num_threads(1)
+    f = torch_trg(chi, steps)
 
     def run():
         b = torch.tensor(BETA, dtype=torch.float64, requires_grad=backward)
@@ -172,7 +180,8 @@ def torch_case(chi, steps, backward):
 
 
 # --------------------------------------------------------------------------------- JAX
-def jax_case(chi, steps, backward):
+def jax_trg(chi, steps):
+    """ln Z per site as a JAX function of beta, with the broadened SVD backward."""
     import types
 
     import jax
@@ -199,7 +208,14 @@ def jax_case(chi, steps, backward):
 
     svd.defvjp(svd_fwd, svd_bwd)
     ns.svd = svd
-    f = trg_program(ns, chi, steps)
+    return trg_program(ns, chi, steps)
+
+
+def jax_case(chi, steps, backward):
+    import jax
+    import jax.numpy as jnp
+
+    f = jax_trg(chi, steps)
     g = jax.jit(jax.value_and_grad(f) if backward else f)
     b = jnp.asarray(BETA)
     return lambda: jax.block_until_ready(g(b))

@@ -25,6 +25,7 @@ from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_
 from .core.tensor import Tensor
 from .einsum import contract_path, einsum, ncon
 from .fixed_point import fixed_point
+from .linalg import norm  # one norm (NumPy semantics), also tenferro.linalg.norm
 from .ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
 from .ops import __all__ as _ops_all
 from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
@@ -52,6 +53,8 @@ _api = [
     "Graph", "ShapeDtype", "jit", "load", "trace",
     # contraction
     "contract_path", "einsum", "ncon",
+    # norms (the one implementation lives in tenferro.linalg)
+    "norm",
     # implicit differentiation of iterations
     "fixed_point",
 ]

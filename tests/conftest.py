@@ -14,12 +14,20 @@ import pytest  # noqa: E402
 
 import tenferro as tf  # noqa: E402
 
-BACKENDS = os.environ.get("TENFERRO_TEST_BACKENDS", "numpy,array_api_strict").split(",")
+# TENFERRO_DEVICE=cuda (or strict:1, the fake-device stand-in) runs the whole suite with that
+# device as the default for every tensor made from host data; the CPU-backend sweep is then off.
+DEVICE = os.environ.get("TENFERRO_DEVICE") or None
+BACKENDS = os.environ.get("TENFERRO_TEST_BACKENDS",
+                          "numpy" if DEVICE else "numpy,array_api_strict").split(",")
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "numpy_only: runs on the NumPy backend only (SciPy-only code paths)"
+    )
+    config.addinivalue_line(
+        "markers", "default_device_cpu: about the default device itself (TENFERRO_DEVICE "
+        "does not apply)"
     )
 
 
@@ -34,7 +42,13 @@ def pytest_generate_tests(metafunc):
 def _backend(request):
     name = getattr(request, "param", "numpy")
     tf.set_cpu_backend(name)
-    yield name
+    host_only = any(request.node.get_closest_marker(m) for m in ("default_device_cpu",
+                                                                  "numpy_only"))
+    if DEVICE is None or host_only:  # SciPy-only paths and default-device tests stay on cpu
+        yield name
+    else:
+        with tf.default_device(DEVICE):
+            yield name
     tf.set_cpu_backend("numpy")
 
 

@@ -29,7 +29,7 @@ from ..dtypes import complex_dtype, int64, is_inexact
 from ..errors import DTypeError, ShapeError, fmt_aval
 from . import elementwise as E
 from . import reductions as R
-from .linalg import solve_p
+from .linalg import _cols, _rows, solve_p
 
 
 def _eig_cost(in_avals, out_avals, **params):
@@ -70,18 +70,6 @@ def _eig_impl(xp, a, *, eps):
 
 
 # ----------------------------------------------------------------------- rule helpers
-def _cols(b, v, shape):
-    """(..., k) -> (..., r, k): entry [..., i, j] = v[..., j]."""
-    nd = len(shape)
-    return b.broadcast_in_dim(v, shape, tuple(range(nd - 2)) + (nd - 1,))
-
-
-def _rows(b, v, shape):
-    """(..., r) -> (..., r, k): entry [..., i, j] = v[..., i]."""
-    nd = len(shape)
-    return b.broadcast_in_dim(v, shape, tuple(range(nd - 2)) + (nd - 2,))
-
-
 def _col_sum(b, x):
     """Sum over the row axis: (..., r, k) -> (..., k)."""
     return b.reduce_sum(x, (x.ndim - 2,))

@@ -13,6 +13,7 @@ from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import bool_, is_complex, is_inexact, real_dtype
 from ..errors import DTypeError, NonLinearError, ShapeError
 from ._checks import require_bool, require_inexact, require_real, same_shape_and_dtype
+from ._rules import scaled_tangent_jvp
 
 
 def _nonlinear(op: str, what: str):
@@ -121,14 +122,7 @@ def _analytic(name, impl, deriv, convention=""):
     p.def_abstract_eval(_inexact_unary(name))
     p.def_impl(impl)
 
-    def jvp(b, primals, tangents):
-        (x,), (t,) = primals, tangents
-        y = b.bind(p, x)
-        if type(t) is Zero:
-            return y, t
-        return y, b.mul(t, deriv(b, x, y))
-
-    p.def_jvp(jvp)
+    p.def_jvp(scaled_tangent_jvp(p, deriv))
     return p
 
 

@@ -18,6 +18,7 @@ import math
 from ..core import Primitive, ShapedArray, Zero
 from ..errors import ShapeError
 from ._checks import require_inexact, require_real, same_shape_and_dtype
+from ._rules import scaled_tangent_jvp
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
@@ -39,14 +40,7 @@ def _special(name, deriv, *, real, convention="", impl=None):
     p.def_abstract_eval(_unary_aval(name, real=real))
     p.def_impl(impl or (lambda xp, x: getattr(xp.special, name)(x)))
 
-    def jvp(b, primals, tangents):
-        (x,), (t,) = primals, tangents
-        y = b.bind(p, x)
-        if type(t) is Zero:
-            return y, t
-        return y, b.mul(t, deriv(b, x, y))
-
-    p.def_jvp(jvp)
+    p.def_jvp(scaled_tangent_jvp(p, deriv))
     return p
 
 

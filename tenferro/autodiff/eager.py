@@ -162,7 +162,14 @@ class EagerTape(Tape):
         ``pk``: the params key if the caller computed it."""
         if pk is None:
             pk = params_key(params)
-        if len(args) == 2:  # the common case, without building lists
+        n = len(args)
+        if n == 1:  # unary ops, shape ops, reductions: without building lists
+            a, = args
+            va, = vals
+            na = a._node
+            key = (prim, pk, in_backend, va.shape, va.dtype, na is not None)
+            parents = (None if na is None else (na, a._index),)
+        elif n == 2:  # binary ops
             a, b = args
             va, vb = vals
             na, nb = a._node, b._node
@@ -174,14 +181,14 @@ class EagerTape(Tape):
             key = [prim, pk, in_backend]
             parents = []
             for a, v in zip(args, vals):
-                n = a._node
+                node = a._node
                 key.append(v.shape)
                 key.append(v.dtype)
-                if n is None:
+                if node is None:
                     parents.append(None)
                     key.append(False)
                 else:
-                    parents.append((n, a._index))
+                    parents.append((node, a._index))
                     key.append(True)
             key = tuple(key)
             parents = tuple(parents)

@@ -12,12 +12,29 @@ CPU device and its two fake devices, N = 1, 2, which exist to test device handli
 
 from __future__ import annotations
 
+import collections
 import os
 import threading
 
 import numpy as np
 
 from ..errors import DeviceError
+
+# Device-to-host copies per device (not counted for "cpu"): transfers are explicit, so a
+# computation that needs no value on the host (e.g. truncation by ``max_rank`` alone) must
+# leave this unchanged; tests check it on the "strict:N" stand-in devices.
+host_reads: collections.Counter = collections.Counter()
+
+
+def count_host_reads(ns, device: str):
+    """Wrap ``ns.to_numpy`` so that every device-to-host copy is counted in ``host_reads``."""
+    to_numpy = ns.to_numpy
+
+    def counted(a):
+        host_reads[device] += 1
+        return to_numpy(a)
+
+    ns.to_numpy = counted
 
 
 class Backend:

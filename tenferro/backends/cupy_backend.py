@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeviceError
-from . import Backend
+from . import Backend, count_host_reads
 from .eig import fix_eig_gauge, host_eig
 from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public
@@ -61,6 +61,7 @@ def make_backend(index: int) -> Backend:  # pragma: no cover - needs a GPU
     ns.scatter_add = scatter_add
     ns.np_dtype = lambda d: np.dtype(d)
     ns.to_numpy = lambda a: cupy.asnumpy(a)
+    count_host_reads(ns, f"cuda:{index}")
     ns.is_native = lambda a: isinstance(a, cupy.ndarray)
     ns.linalg = cupy.linalg
     ns.linalg_ext = ArrayAPILinalg(ns)

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from ..errors import DeviceError
-from . import Backend
+from . import Backend, count_host_reads
 from .eig import fix_eig_gauge, host_eig
 from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public, generic_scatter_add
@@ -102,6 +102,8 @@ def make_backend(index: int, device: str) -> Backend:
     ns.scatter_add = functools.partial(generic_scatter_add, ns)
     ns.np_dtype = lambda d: to_np[d]
     ns.to_numpy = lambda a: np.asarray(xp.asarray(a, device=xp.Device("CPU_DEVICE")))
+    if index:  # the fake devices stand in for a GPU: count their host reads
+        count_host_reads(ns, device)
     ns.is_native = lambda a: isinstance(a, Array)
     ns.linalg = xp.linalg
     ns.linalg_ext = ArrayAPILinalg(ns)

@@ -299,8 +299,9 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
     if isinstance(x, Tensor):
         raise TypeError(f"expected an eager tensor, got a {type(x).__name__}")
     backend = like._backend if like is not None else None
-    if backend is None:
-        backend = backend_of_array(x) or get_backend(state.default_device)
+    if backend is None:  # host data (NumPy, Python) goes to the default device
+        backend = ((not isinstance(x, (np.ndarray, np.generic)) and backend_of_array(x))
+                   or get_backend(state.default_device))
     if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
         dtype = np.result_type(like.dtype, x)
     return _wrap(backend.asarray(x, dtype=dtype), backend)

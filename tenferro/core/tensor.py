@@ -296,7 +296,9 @@ class Tensor:
         return _ops.cumsum(self, axis)
 
     def norm(self, ord=None, axis=None, keepdims=False):
-        return _ops.norm(self, ord, axis, keepdims)
+        from ..linalg import norm  # linalg sits above ops; methods may reach up (see design)
+
+        return norm(self, ord, axis, keepdims)
 
     def trace(self, offset=0, axis1=0, axis2=1):
         return _ops.matrix_trace(self, offset, axis1, axis2)

@@ -14,7 +14,7 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, _wrap, as_eager
 from ..core.tensor import Tensor, mark_view
-from ..errors import ShapeError
+from ..errors import ConcretizationError, ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
 
@@ -204,6 +204,17 @@ def operands(op: str, *xs):
             x = bind(P.full_p, shape=shape, value=x, dtype=dt, device=ref.device)
         out.append(x)
     return out
+
+
+def concrete_array(op: str, what: str, v, why: str) -> np.ndarray:
+    """``v`` as a NumPy array when its value decides something static (a shape, a spacing);
+    a traced value raises a ``ConcretizationError`` saying ``{op}: {what} {why}``."""
+    if isinstance(v, Tensor):
+        try:
+            v = np.asarray(v.detach())
+        except ConcretizationError as e:
+            raise ConcretizationError(f"{op}: {what} {why}") from e
+    return np.asarray(v)
 
 
 def normalize_axis(op: str, axis, ndim: int) -> int:

@@ -14,8 +14,8 @@ from chainrules import primitives as P
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import ConcretizationError, ShapeError
-from ._base import normalize_axes, normalize_axis, tensor_of
+from ..errors import ShapeError
+from ._base import concrete_array, normalize_axes, normalize_axis, tensor_of
 from .shape import concatenate, flip, reshape, slice_axis, swapaxes
 
 __all__ = [
@@ -181,15 +181,8 @@ def dsplit(ary, indices_or_sections) -> list:
 
 # ------------------------------------------------------------------ repeat and tile
 def _static_ints(op, what, v):
-    if isinstance(v, Tensor):
-        try:
-            v = np.asarray(v.detach())
-        except ConcretizationError as e:
-            raise ConcretizationError(
-                f"{op}: {what} decides the output shape, so it must be a concrete value "
-                f"(Python ints or an eager tensor), not a traced one."
-            ) from e
-    arr = np.asarray(v)
+    arr = concrete_array(op, what, v, "decides the output shape, so it must be a concrete value "
+                         "(Python ints or an eager tensor), not a traced one.")
     if arr.dtype.kind not in "iub":
         raise ShapeError(f"{op}: {what} must be integers, got {arr.dtype}.")
     return arr.astype(np.int64)

@@ -56,9 +56,12 @@ def asarray(data, dtype=None, device=None) -> Tensor:
         if device is not None and getattr(out, "device", None) != str(device):
             out = to_device(out, device)
         return out
-    backend = get_backend(device) if device is not None else (
-        backend_of_array(data) or get_backend(state.default_device)
-    )
+    if device is not None:
+        backend = get_backend(device)
+    elif isinstance(data, (np.ndarray, np.generic)) and state.default_device is not None:
+        backend = get_backend(state.default_device)  # host data goes to the default device
+    else:
+        backend = backend_of_array(data) or get_backend(state.default_device)
     return _wrap(backend.asarray(data, dtype=None if dtype is None else np.dtype(dtype)), backend)
 
 

@@ -10,8 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.tensor import Tensor
-from ..errors import ConcretizationError, ShapeError
-from ._base import broadcast_to, normalize_axes, normalize_axis, tensor_of, to_inexact
+from ..errors import ShapeError
+from ._base import (
+    broadcast_to,
+    concrete_array,
+    normalize_axes,
+    normalize_axis,
+    tensor_of,
+    to_inexact,
+)
 from .elementwise import not_equal, subtract
 from .shape import concatenate, slice_axis
 
@@ -59,14 +66,8 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
 
 
 def _constant(op, what, v):
-    if isinstance(v, Tensor):
-        try:
-            v = np.asarray(v.detach())
-        except ConcretizationError as e:
-            raise ConcretizationError(
-                f"{op}: {what} must be a concrete value (a number, NumPy array or eager "
-                f"tensor); spacings are constants, not traced values."
-            ) from e
+    v = concrete_array(op, what, v, "must be a concrete value (a number, NumPy array or eager "
+                       "tensor); spacings are constants, not traced values.")
     return np.asarray(v, dtype=np.float64) if np.asarray(v).dtype.kind != "c" else np.asarray(v)
 
 

@@ -8,7 +8,7 @@ from chainrules import primitives as P
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError
 from ._base import (
     astype,
     normalize_axes,
@@ -196,35 +196,6 @@ def log_softmax(x, axis=-1) -> Tensor:
     """x - logsumexp(x) along ``axis``, computed stably."""
     x = to_inexact(tensor_of(x))
     return x - logsumexp(x, axis, keepdims=True)
-
-
-def norm(x, ord=None, axis=None, keepdims=False) -> Tensor:
-    """Vector norms (and the Frobenius norm). ``ord``: None/2, 1, inf, -inf, 0, or p > 0.
-
-    With ``axis`` a pair and ``ord`` in ('nuc', 2, -2) use ``tenferro.linalg.norm``.
-    The 2-norm's derivative at the zero vector is taken as 0.
-    """
-    x = tensor_of(x)
-    matrix = (isinstance(axis, (tuple, list)) and len(axis) == 2) or (
-        axis is None and ord is not None and x.ndim == 2)
-    if isinstance(ord, str) or (matrix and ord not in (None, "fro", "f")):
-        from ..linalg import norm as lnorm
-
-        return lnorm(x, ord, axis, keepdims)
-    if ord in ("fro", "f") or ord is None or ord == 2:
-        return safe_sqrt(sum(abs2(to_inexact(x)), axis, keepdims))
-    a = abs(to_inexact(x))
-    if ord == np.inf:
-        return max(a, axis, keepdims)
-    if ord == -np.inf:
-        return min(a, axis, keepdims)
-    if ord == 1:
-        return sum(a, axis, keepdims)
-    if ord == 0:
-        return sum(astype(a != 0, a.dtype), axis, keepdims)
-    if ord > 0:
-        return sum(a**ord, axis, keepdims) ** (1.0 / ord)
-    raise ShapeError(f"norm: unsupported ord={ord!r} for vector norms.")
 
 
 def matrix_trace(x, offset=0, axis1=0, axis2=1) -> Tensor:

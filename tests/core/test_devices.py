@@ -1,11 +1,18 @@
 """Devices: tensors know theirs, mixing raises, transfers are explicit and differentiable.
 Without a GPU the strict backend's fake devices ("strict:1", "strict:2") stand in."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import tenferro as tf
+from tenferro.backends import host_reads
 from tenferro.errors import DeviceError
+
+# these tests are about the default device itself: TENFERRO_DEVICE does not apply to them
+pytestmark = pytest.mark.default_device_cpu
 
 
 def test_tensors_know_their_device():
@@ -61,3 +68,45 @@ def test_cuda_without_gpu_is_a_clear_error():
         pass
     with pytest.raises(DeviceError, match="CuPy"):
         tf.ones(2, device="cuda")
+
+
+def test_cupy_is_never_imported_without_a_cuda_device():
+    code = ("import sys, tenferro as tf; x = tf.tensor([1.0, 2.0], requires_grad=True); "
+            "(tf.linalg.svd(tf.outer(x, x))[1].sum()).backward(); "
+            "tf.jit(lambda a: a * 2)(x); assert 'cupy' not in sys.modules, 'cupy imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _trg_value_and_grad(device, **svd_options):
+    from tenferro.tn import ising_tensor, trg_step
+    from tenferro.tn.ising import normalize, trace_torus
+
+    with tf.default_device(device):
+        b = tf.tensor(0.44, requires_grad=True)
+        t, lnz = normalize(ising_tensor(b))
+        for k in range(1, 5):
+            t, ln_n = normalize(trg_step(t, 6, **svd_options))
+            lnz = lnz + ln_n / 2**k
+        lnz = lnz + tf.log(trace_torus(t)) / 2**4
+        lnz.backward()
+        return lnz, b.grad
+
+
+def test_truncation_by_max_rank_never_reads_back_to_the_host():
+    """Transfers are explicit: a TRG forward and backward on a (stand-in) accelerator with
+    max_rank truncation alone copies nothing to the host (on a GPU: no synchronisation)."""
+    before = host_reads["strict:1"]
+    lnz, g = _trg_value_and_grad("strict:1")
+    assert host_reads["strict:1"] == before
+    ref, gref = _trg_value_and_grad("cpu")
+    assert lnz.device == g.device == "strict:1"
+    np.testing.assert_allclose(lnz.to("cpu").item(), ref.item(), rtol=1e-13)
+    np.testing.assert_allclose(g.to("cpu").item(), gref.item(), rtol=1e-10)
+
+
+def test_truncation_by_a_cutoff_reads_the_spectrum_once_per_decomposition():
+    """A cutoff needs the singular values on the host to choose the rank: one read per SVD
+    (two SVDs per TRG step), nothing else."""
+    before = host_reads["strict:1"]
+    _trg_value_and_grad("strict:1", relative_cutoff=1e-12)
+    assert host_reads["strict:1"] - before == 2 * 4

@@ -43,16 +43,17 @@ def count_searches(monkeypatch):
 def test_default_beats_greedy_on_a_medium_peps_and_stops_early():
     """4x4 PEPS norm, D=3 (32 tensors): opt_einsum's greedy is 10x off; the default finds a
     far cheaper path, and since that path predicts a millisecond contraction the search
-    stops long before its 10 s budget."""
+    stops long before its 10 s budget. (Measured in CPU time of this process: a loaded
+    machine stretches the wall clock, not the work the search does.)"""
     shapes, labels = peps_norm(4, 3)
     tf.einsum.cache_clear()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     auto = _plan(shapes, labels)
-    took = time.perf_counter() - t0
+    took, cpu = time.perf_counter() - t0, time.process_time() - c0
     greedy = _plan(shapes, labels, optimize="greedy")
     assert auto.flops * 4 <= greedy.flops, (auto.flops, greedy.flops)
     assert auto.largest_intermediate <= greedy.largest_intermediate
-    assert took < 5.0, took
+    assert cpu < 5.0, (cpu, took)
     assert auto.planning_time <= took
 
 

@@ -211,6 +211,10 @@ def test_vector_norms(ord, rng):
 
 
 def test_norm_defaults_and_ops_delegation(rng):
+    assert tf.norm is la.norm  # one implementation: tf.norm(v, -1.5) cannot diverge again
+    v = rand(rng, (5,), "float64")
+    for ord in (-1.5, -1, 0.5, 3):
+        np.testing.assert_allclose(T(v).norm(ord).numpy(), np.linalg.norm(v, ord), rtol=1e-12)
     a = rand(rng, (2, 3, 4), "float64")
     np.testing.assert_allclose(la.norm(T(a)).numpy(), np.linalg.norm(a), rtol=1e-12)
     np.testing.assert_allclose(la.norm(T(a), keepdims=True).numpy(),

@@ -21,6 +21,7 @@ def test_autograd_grad_always_returns_a_tuple():
     np.testing.assert_array_equal(tf.autograd_grad(y, x)[0].numpy(), 2 * x.detach().numpy())
 
 
+@pytest.mark.default_device_cpu  # device checks relative to the cpu default
 def test_grad_assignment_is_validated():
     p = T([1.0, 2.0], requires_grad=True)
     with pytest.raises(ShapeError, match="shape"):

@@ -10,6 +10,7 @@ from tenferro.errors import ConcretizationError, ShapeError
 T = tf.tensor
 
 
+@pytest.mark.default_device_cpu  # device checks relative to the cpu default
 def test_cache_key_shapes_dtypes_devices_static_args():
     calls = []
 
