@@ -68,6 +68,26 @@ def degeneracy_mode() -> str:
     return mode
 
 
+def checks_on(host: bool) -> bool:
+    """Whether to look for degeneracies in values that live on the host (``host=True``) or on
+    an accelerator. Looking costs a device-to-host read (a synchronisation) on an accelerator,
+    and transfers are explicit in tenferro: there the checks run only when
+    ``TENFERRO_DEGENERACY`` is set explicitly to ``warn`` or ``raise``. On the host they run
+    unless it is ``ignore``."""
+    mode = degeneracy_mode()
+    if mode == "ignore":
+        return False
+    return host or bool(os.environ.get("TENFERRO_DEGENERACY", "").strip())
+
+
+def on_host(a) -> bool:
+    """Whether the backend array ``a`` lives in host memory (NumPy, or a CPU device of
+    another namespace), so that reading it costs no transfer."""
+    if isinstance(a, np.ndarray):
+        return True
+    return "cpu" in str(getattr(a, "device", "cpu")).lower()
+
+
 def report(message: str) -> None:
     """Warn, raise or stay silent, as ``TENFERRO_DEGENERACY`` says."""
     mode = degeneracy_mode()
@@ -216,7 +236,7 @@ def _tolerance(eps: float, dtype) -> float:
 def _check_impl(xp, *ops, op, parts, eps):
     xs, s = ops[:-1], ops[-1]
     k = s.shape[-1]
-    if k == 0 or degeneracy_mode() == "ignore":
+    if k == 0 or not checks_on(on_host(s)):
         return tuple(xs)
     width = eps * xp.max(xp.abs(s), axis=-1, keepdims=True)
     flagged = k > 1 and xp.any(xp.abs(s[..., 1:] - s[..., :-1]) <= width)

@@ -44,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 
 from chainrules import primitives as P
-from chainrules.primitives.degeneracy import check_truncation_ties, default_tie_eps
+from chainrules.primitives.degeneracy import check_truncation_ties, checks_on, default_tie_eps
 from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 
 from ..core.dispatch import bind
@@ -231,9 +231,14 @@ def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
         if cutoff is None and relative_cutoff is None and isinstance(k, int):
             return builtins.min(k, int(max_rank))
         return _dynamic_rank(s, max_rank, cutoff, relative_cutoff)
+    by_rank_alone = cutoff is None and relative_cutoff is None
+    if by_rank_alone and not checks_on(str(s.device) == "cpu"):
+        # on an accelerator a rank-only truncation reads nothing back (transfers are explicit)
+        return builtins.min(k, int(max_rank))
     values = np.asarray(stop_gradient(s))
     r = truncation_rank(values, max_rank, cutoff, relative_cutoff)
-    check_truncation_ties(values, r, eps)
+    if checks_on(True):  # the values are on the host now
+        check_truncation_ties(values, r, eps)
     return r
 
 

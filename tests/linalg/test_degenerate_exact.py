@@ -457,3 +457,34 @@ def test_small_ctmrg_loss_at_exact_degeneracy(projector):
         return (f(T(0.5 + step)).item() - f(T(0.5 - step)).item()) / (2 * step)
 
     assert abs(g - (4 * d(5e-5) - d(1e-4)) / 3) < 1e-8 * abs(g)
+
+
+# ------------------------------------------------------------------------ accelerators
+@pytest.mark.default_device_cpu
+def test_checks_on_an_accelerator_only_on_request(rng, monkeypatch):
+    """Looking at the spectrum costs a device-to-host read on an accelerator (the "strict:1"
+    stand-in): by default nothing is read back (rank-only truncation and the backward check
+    both stay on the device); TENFERRO_DEGENERACY=warn asks for the checks there too."""
+    from tenferro.backends import host_reads
+
+    a = with_singular_values(rng, 5, 4, PAIR, "float64")
+    w = rand(rng, (5, 4), "float64")
+
+    def run():
+        with tf.default_device("strict:1"):
+            x = tf.tensor(a)
+            tf.grad(_reconstruction(w, max_rank=2))(x)
+
+    monkeypatch.delenv("TENFERRO_DEGENERACY", raising=False)
+    before = host_reads["strict:1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegeneracyWarning)
+        run()
+    assert host_reads["strict:1"] == before
+    monkeypatch.setenv("TENFERRO_DEGENERACY", "warn")
+    with pytest.warns(DegeneracyWarning) as rec:
+        run()
+    messages = [str(r.message) for r in rec]
+    assert any("cuts through" in m for m in messages)  # forward: the truncation
+    assert any("choice of singular vectors" in m for m in messages)  # backward: the check
+    assert host_reads["strict:1"] > before
