@@ -14,6 +14,11 @@ A ``Primitive`` is a named operation with static parameters and four rules:
     Only for primitives linear in some inputs. ``args`` holds ``UndefinedPrimal`` for the
     linear inputs and ordinary values for the others; returns one cotangent per input
     (``None`` for inputs that are not linear).
+``batch(b, args, dims, **params) -> (outs, out_dims)``
+    The batching (vmap) rule: ``dims[i]`` is the axis of ``args[i]`` that is mapped over, or
+    ``None`` when that argument is the same for every batch member; returns the outputs (a
+    list) and the mapped axis of each (``None``: the same for every member). Written against
+    the Builder like the others (helpers in ``chainrules.primitives._batching``).
 
 Rules never touch arrays or tensor classes: they only call ``b.bind`` (through helpers), which
 is what lets one rule serve eager evaluation, graph building and every transformation.
@@ -205,6 +210,7 @@ class Primitive:
         self.impl: Callable[..., Any] | None = None
         self.jvp: Callable[..., Any] | None = None if differentiable else self._zero_jvp
         self.transpose: Callable[..., Any] | None = None
+        self.batch: Callable[..., Any] | None = None
         PRIMITIVES[name] = self
 
     def def_abstract_eval(self, f):
@@ -223,6 +229,10 @@ class Primitive:
 
     def def_transpose(self, f):
         self.transpose = f
+        return f
+
+    def def_batch(self, f):
+        self.batch = f
         return f
 
     def _zero_jvp(self, b, primals, tangents, **params):

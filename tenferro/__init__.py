@@ -20,6 +20,7 @@ from .autodiff.higher import hessian, hvp, jacfwd, jacrev
 from .autodiff.linearize import linear_transpose, linearize
 from .autodiff.reverse import grad, value_and_grad, vjp
 from .backends import get_backend, set_cpu_backend
+from .batching import vmap
 from .core.dispatch import default_device
 from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .core.tensor import Tensor
@@ -33,11 +34,11 @@ from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
 __version__ = "0.1.0"
 
 # Last, on purpose: nn and optim are written against the names above (tf.* at call time).
-from . import nn, optim  # noqa: E402
+from . import autograd, nn, optim  # noqa: E402
 
 _api = [
     # submodules that are part of the API
-    "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special",
+    "autograd", "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int32", "int64",
     # tensors and devices
@@ -48,7 +49,7 @@ _api = [
     # transformations (JAX style)
     "checkpoint", "checkpoint_loop", "custom_jvp", "custom_vjp", "grad", "hessian", "hvp",
     "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize", "saved_residuals",
-    "value_and_grad", "vjp",
+    "value_and_grad", "vjp", "vmap",
     # traced mode
     "Graph", "ShapeDtype", "jit", "load", "trace",
     # contraction

@@ -23,6 +23,7 @@ import itertools
 
 from ..core import Primitive, ShapedArray, no_flops
 from ..errors import ShapeError, fmt_aval
+from . import _batching
 
 
 def _out_size(n, k, s, lo, hi, d):
@@ -202,3 +203,24 @@ def _col2im_transpose(b, ct, p, *, input_shape, kernel_size, strides, padding, d
         im2col_p, ct, kernel_size=kernel_size, strides=strides, padding=padding,
         dilation=dilation,
     ),)
+
+
+# ----------------------------------------------------------------------- batching
+# The batch merges with the images axis N: (B, N, ...) -> (B*N, ...) and back.
+@im2col_p.def_batch
+def _im2col_batch(b, args, dims, **params):
+    x = _batching.move_axis(b, args[0], dims[0], 0)
+    nb, n = x.shape[:2]
+    out = b.bind(im2col_p, b.reshape(x, (nb * n,) + tuple(x.shape[2:])), **params)
+    k = 1 + len(params["kernel_size"])  # position of N in (C, *K, N, *O)
+    return [b.reshape(out, tuple(out.shape[:k]) + (nb, n) + tuple(out.shape[k + 1:]))], [k]
+
+
+@col2im_p.def_batch
+def _col2im_batch(b, args, dims, **params):
+    k = 1 + len(params["kernel_size"])
+    p = _batching.move_axis(b, args[0], dims[0], k)  # (C, *K, B, N, *O)
+    nb, n = p.shape[k:k + 2]
+    merged = b.reshape(p, tuple(p.shape[:k]) + (nb * n,) + tuple(p.shape[k + 2:]))
+    out = b.bind(col2im_p, merged, **params)  # (B*N, C, *S)
+    return [b.reshape(out, (nb, n) + tuple(out.shape[1:]))], [0]

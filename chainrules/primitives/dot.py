@@ -13,6 +13,7 @@ import math
 
 from ..core import Primitive, ShapedArray, is_undefined, static_size
 from ..errors import DTypeError, ShapeError, fmt_aval
+from . import _batching
 from .elementwise import _nonlinear
 from .shape import inverse_permutation
 
@@ -131,3 +132,22 @@ def _dot_transpose(b, ct, x, y, *, dimension_numbers):
     r = b.dot_general(b.conj(x), ct, ((tuple(xf), ct_xfree), (tuple(lb), ct_batch)))
     src = list(rb) + [rc[list(lc).index(d)] for d in sorted(lc)] + list(yf)
     return None, b.permute(r, inverse_permutation(src))
+
+
+@dot_general_p.def_batch
+def _dot_batch(b, args, dims, *, dimension_numbers):
+    """Both operands mapped: the batch is one more batch axis (output axis 0). One mapped:
+    it is a free axis of that operand, placed first among them."""
+    (x, y), (dx, dy) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    sh = lambda axes: tuple(a + 1 for a in axes)  # noqa: E731
+    if dx is not None and dy is not None:
+        x, y = _batching.move_axis(b, x, dx, 0), _batching.move_axis(b, y, dy, 0)
+        dn = ((sh(lc), sh(rc)), ((0,) + sh(lb), (0,) + sh(rb)))
+        return [b.dot_general(x, y, dn)], [0]
+    if dx is not None:
+        x = _batching.move_axis(b, x, dx, 0)
+        return [b.dot_general(x, y, ((sh(lc), rc), (sh(lb), rb)))], [len(lb)]
+    y = _batching.move_axis(b, y, dy, 0)
+    n_lhs_free = x.ndim - len(lc) - len(lb)
+    return [b.dot_general(x, y, ((lc, sh(rc)), (lb, sh(rb))))], [len(lb) + n_lhs_free]

@@ -27,6 +27,7 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, Zero, static_size
 from ..dtypes import complex_dtype, int64, is_inexact
 from ..errors import DTypeError, ShapeError, fmt_aval
+from . import _batching
 from . import elementwise as E
 from . import reductions as R
 from .linalg import _cols, _rows, solve_p
@@ -120,3 +121,5 @@ def _eig_jvp(b, primals, tangents, *, eps):
     dv = b.add(dv, b.mul(v, _cols(b, iphi, kk)))
     return (w, v), (dw, dv)
 
+
+_batching.leading(eig_p)  # maps over leading axes (xp.eig is batched)

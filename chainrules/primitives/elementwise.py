@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import bool_, is_complex, is_inexact, real_dtype
 from ..errors import DTypeError, NonLinearError, ShapeError
+from . import _batching
 from ._checks import require_bool, require_inexact, require_real, same_shape_and_dtype
 from ._rules import scaled_tangent_jvp
 
@@ -689,4 +690,10 @@ device_put_p.def_transpose(
 for _p in [v for v in list(globals().values()) if isinstance(v, Primitive)]:
     if _p is not device_put_p:
         _p.validate_eager = False
+del _p
+
+# Batching: every primitive here with operands is elementwise (``full``/``iota`` have none).
+for _p in [v for v in list(globals().values()) if isinstance(v, Primitive)]:
+    if _p not in (full_p, iota_p):
+        _batching.elementwise(_p)
 del _p

@@ -27,6 +27,7 @@ import math
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import complex_dtype, int64, is_complex, real_dtype
 from ..errors import DTypeError, ShapeError, fmt_aval
+from . import _batching
 from ._checks import check_axes
 
 _NORMS = ("backward", "ortho", "forward")
@@ -205,3 +206,7 @@ def _irfft_transpose(b, ct, x, *, axis, n, norm):
     spec = b.bind(rfft_p, ct, axis=axis, norm=_DUAL[norm])
     c = _half_weights(b, spec.shape, axis, n, 2.0, spec.dtype, getattr(ct, "device", None))
     return (b.mul(spec, c),)
+
+_batching.axis_shift(fft_p, "axes")
+_batching.axis_shift(rfft_p, "axis")
+_batching.axis_shift(irfft_p, "axis")

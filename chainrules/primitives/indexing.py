@@ -14,6 +14,7 @@ import functools
 from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import is_integer
 from ..errors import DTypeError, ShapeError, fmt_aval
+from . import _batching
 from ._checks import check_axes
 
 
@@ -190,3 +191,73 @@ basic_index_transpose_p.def_transpose(
     lambda b, ct, x, *, spec, shape: (
         Zero(x.aval) if type(ct) is Zero else b.bind(basic_index_p, ct, spec=spec),)
 )
+
+
+# ----------------------------------------------------------------------- batching
+def _flat_batched(b, x, indices, axis):
+    """Per-member indices into a per-member operand as one gather/scatter on a flattened
+    operand: the operand's axis ``axis + 1`` (after the batch axis 0) is moved next to the
+    batch and merged with it, and member ``i``'s indices are offset by ``i * n``. Returns the
+    flattened operand, the offset indices and the permutation used."""
+    n = x.shape[axis + 1]
+    perm = [0, axis + 1] + [i for i in range(1, x.ndim) if i != axis + 1]
+    xt = b.permute(x, perm)
+    flat = b.reshape(xt, (xt.shape[0] * n,) + tuple(xt.shape[2:]))
+    offs = b.mul(b.iota(indices.shape, 0, indices.dtype), b.full(indices.shape, n, indices.dtype))
+    return flat, b.add(indices, offs), perm
+
+
+@gather_p.def_batch
+def _gather_batch(b, args, dims, *, axis):
+    (x, idx), (dx, di) = args, dims
+    if di is None:
+        x = _batching.move_axis(b, x, dx, 0)
+        return [b.gather(x, idx, axis + 1)], [0]
+    if dx is None:  # shared operand: the index axes land at ``axis``
+        return [b.gather(x, idx, axis)], [axis + di]
+    x, idx = _batching.move_axis(b, x, dx, 0), _batching.move_axis(b, idx, di, 0)
+    flat, fidx, _ = _flat_batched(b, x, idx, axis)
+    out = b.gather(flat, fidx, 0)  # (B, *idx, pre..., post...)
+    k = idx.ndim - 1  # index axes per member
+    pre = axis  # operand axes before ``axis``, per member
+    perm = ([0] + list(range(1 + k, 1 + k + pre)) + list(range(1, 1 + k))
+            + list(range(1 + k + pre, out.ndim)))
+    return [b.permute(out, perm)], [0]
+
+
+@scatter_add_p.def_batch
+def _scatter_batch(b, args, dims, *, axis):
+    (op, idx, up), (dop, di, dup) = args, dims
+    n = _batching.batch_size(args, dims)
+    op, up = _batching.with_batch(b, op, dop, n), _batching.with_batch(b, up, dup, n)
+    if di is None:
+        return [b.scatter_add(op, idx, up, axis + 1)], [0]
+    idx = _batching.move_axis(b, idx, di, 0)
+    flat, fidx, perm = _flat_batched(b, op, idx, axis)
+    k = idx.ndim - 1
+    # updates (B, pre..., *idx, post...) -> (B, *idx, pre..., post...) to match the flat gather
+    uperm = ([0] + list(range(1 + axis, 1 + axis + k)) + list(range(1, 1 + axis))
+             + list(range(1 + axis + k, up.ndim)))
+    out = b.scatter_add(flat, fidx, b.permute(up, uperm), 0)
+    xt_shape = tuple(op.shape[i] for i in perm)
+    out = b.reshape(out, xt_shape)
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return [b.permute(out, inv)], [0]
+
+
+_FULL = (None, None, None)  # the whole batch axis as a basic-index slice
+
+
+@basic_index_p.def_batch
+def _basic_index_batch(b, args, dims, *, spec):
+    x = _batching.move_axis(b, args[0], dims[0], 0)
+    return [b.bind(basic_index_p, x, spec=(_FULL,) + tuple(spec))], [0]
+
+
+@basic_index_transpose_p.def_batch
+def _basic_index_t_batch(b, args, dims, *, spec, shape):
+    x = _batching.move_axis(b, args[0], dims[0], 0)
+    return [b.bind(basic_index_transpose_p, x, spec=(_FULL,) + tuple(spec),
+                   shape=(x.shape[0],) + tuple(shape))], [0]

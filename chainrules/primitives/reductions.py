@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import int64, is_inexact
 from ..errors import DTypeError, ShapeError
+from . import _batching
 from ._checks import check_axes, require_real
 
 
@@ -184,3 +185,9 @@ cumsum_p.def_jvp(
     )
 )
 cumsum_p.def_transpose(lambda b, ct, x, *, axis, reverse: (b.cumsum(ct, axis, not reverse),))
+
+for _p in (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p):
+    _batching.axis_shift(_p, "axes")
+for _p in (argmax_p, argmin_p, cumsum_p):
+    _batching.axis_shift(_p, "axis")
+del _p

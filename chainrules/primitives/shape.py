@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, is_undefined, no_flops
 from ..errors import DTypeError, ShapeError
 from ..symbolic import Sym, decide, is_one, size_of, sym_max, sym_min
+from . import _batching
 from ._checks import check_axes
 
 _prod = size_of
@@ -400,3 +401,59 @@ def _tri(name, fn):
 
 tril_p = _tri("tril", "tril")
 triu_p = _tri("triu", "triu")
+
+
+# ----------------------------------------------------------------------- batching
+# The batch becomes a new leading axis; each rule shifts its axis parameters past it.
+@reshape_p.def_batch
+def _reshape_batch(b, args, dims, *, new_sizes):
+    x = _batching.move_axis(b, args[0], dims[0], 0)
+    return [b.reshape(x, (x.shape[0],) + tuple(new_sizes))], [0]
+
+
+@transpose_p.def_batch
+def _transpose_batch(b, args, dims, *, permutation):
+    x = _batching.move_axis(b, args[0], dims[0], 0)
+    return [b.permute(x, (0,) + tuple(p + 1 for p in permutation))], [0]
+
+
+@broadcast_in_dim_p.def_batch
+def _bid_batch(b, args, dims, *, shape, broadcast_dimensions):
+    x = _batching.move_axis(b, args[0], dims[0], 0)
+    bd = (0,) + tuple(d + 1 for d in broadcast_dimensions)
+    return [b.broadcast_in_dim(x, (x.shape[0],) + tuple(shape), bd)], [0]
+
+
+@slice_p.def_batch
+def _slice_batch(b, args, dims, *, start_indices, limit_indices, strides):
+    x = _batching.move_axis(b, args[0], dims[0], 0)
+    return [b.slice(x, (0,) + tuple(start_indices), (x.shape[0],) + tuple(limit_indices),
+                    (1,) + tuple(strides))], [0]
+
+
+@pad_p.def_batch
+def _pad_batch(b, args, dims, *, padding_config):
+    """A per-member padding value: pad with zero, then add the value times the padding mask
+    (both terms linear, so the rule differentiates like ``pad`` itself)."""
+    (x, pv), (dx, dpv) = args, dims
+    n = _batching.batch_size(args, dims)
+    x = _batching.with_batch(b, x, dx, n)
+    cfg = ((0, 0, 0),) + tuple(tuple(c) for c in padding_config)
+    if dpv is None:
+        return [b.pad(x, pv, cfg)], [0]
+    zero = b.full((), 0, x.dtype)
+    padded = b.pad(x, zero, cfg)
+    mask = b.pad(b.zeros_like(x), b.full((), 1, x.dtype), cfg)
+    pv = b.broadcast_in_dim(_batching.move_axis(b, pv, dpv, 0), padded.shape, (0,))
+    return [b.add(padded, b.mul(mask, pv))], [0]
+
+
+@concatenate_p.def_batch
+def _concat_batch(b, args, dims, *, dimension):
+    return [b.concatenate(_batching.all_at_front(b, args, dims), dimension + 1)], [0]
+
+
+_batching.axis_shift(flip_p, "axes")
+for _p in (diagonal_p, diag_embed_p, tril_p, triu_p):  # act on the last two axes
+    _batching.leading(_p)
+del _p

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import int64
 from ..errors import DTypeError
+from . import _batching
 from ._checks import check_axes, require_real
 
 
@@ -94,3 +95,6 @@ def _sort_jvp(b, primals, tangents, *, axis):
         return out, t
     perm = b.bind(argsort_p, x, axis=axis)  # x[perm] == out: tied values are equal
     return out, take_along(b, t, perm, axis)
+
+_batching.axis_shift(argsort_p, "axis")
+_batching.axis_shift(sort_p, "axis")

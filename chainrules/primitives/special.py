@@ -17,6 +17,7 @@ import math
 
 from ..core import Primitive, ShapedArray, Zero
 from ..errors import ShapeError
+from . import _batching
 from ._checks import require_inexact, require_real, same_shape_and_dtype
 from ._rules import scaled_tangent_jvp
 
@@ -129,3 +130,7 @@ def _xlogy_jvp(b, primals, tangents):
         t = b.add(t, b.mul(ty, b.select(zero, b.zeros_like(x), b.div(x, safe_y))))
     return out, t
 
+
+for _p in (erf_p, erfc_p, erfinv_p, polygamma_p, gammaln_p, xlogy_p):
+    _batching.elementwise(_p)
+del _p

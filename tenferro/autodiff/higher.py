@@ -1,9 +1,11 @@
-"""Derivatives built from ``jvp`` and ``vjp``: ``hvp``, ``jacfwd``, ``jacrev``, ``hessian``."""
+"""Derivatives built from ``jvp`` and ``vjp``: ``hvp``, ``jacfwd``, ``jacrev``, ``hessian``
+(the Jacobians batch their basis directions with ``vmap``)."""
 
 from __future__ import annotations
 
+from ..batching import vmap
 from ..core.dispatch import dispatch
-from ..ops import reshape, stack
+from ..ops import moveaxis, reshape
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .forward import jvp
@@ -22,15 +24,24 @@ def hvp(f, primals, tangents):
 
 
 def _basis(x):
-    """Unit tangents for every element of ``x`` (real directions)."""
+    """Unit tangents for every element of ``x`` (real directions), stacked on a leading axis:
+    shape ``(x.size,) + x.shape``."""
     n = x.size
-    eye = dispatch.eye_like(x, n, x.dtype) if n else None
-    return [reshape(eye[i], x.shape) for i in range(n)]
+    return reshape(dispatch.eye_like(x, n, x.dtype), (n,) + tuple(x.shape))
+
+
+def _batch_last(j, out_shape, in_shape):
+    """A Jacobian with its basis axis first, ``(in.size,) + out``, as ``out + in``."""
+    k = len(out_shape)
+    j = moveaxis(j, 0, k) if k else j
+    return reshape(j, tuple(out_shape) + tuple(in_shape))
 
 
 def jacfwd(f, argnums=0):
-    """Jacobian by forward mode: one ``jvp`` per input element. The result has shape
-    ``out.shape + in.shape``. Complex inputs are treated as holomorphic directions."""
+    """Jacobian by forward mode: one ``jvp`` mapped (``vmap``) over the basis of tangents, so
+    the primal computation runs once and every tangent direction in one batched pass. The
+    result has shape ``out.shape + in.shape``. Complex inputs are treated as holomorphic
+    directions."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
 
@@ -45,17 +56,14 @@ def jacfwd(f, argnums=0):
                 full[n] = xi
                 return f(*full)
 
-            cols = [jvp(fn, (x,), (e,))[1] for e in _basis(x)]
-            out_flat, otree = tree_flatten(cols[0]) if cols else tree_flatten(fn(x))
-            per_out = []
-            for k in range(len(out_flat)):
-                ck = [tree_flatten(c)[0][k] for c in cols]
-                o = out_flat[k]
-                if not ck:
-                    per_out.append(dispatch.full(tuple(o.shape) + tuple(x.shape), 0, o.dtype))
-                    continue
-                j = stack(ck, axis=-1)
-                per_out.append(reshape(j, tuple(o.shape) + tuple(x.shape)))
+            if x.size == 0:
+                out_flat, otree = tree_flatten(fn(x))
+                per_out = [dispatch.full(tuple(o.shape) + tuple(x.shape), 0, o.dtype)
+                           for o in out_flat]
+            else:
+                cols = vmap(lambda e, fn=fn, x=x: jvp(fn, (x,), (e,))[1])(_basis(x))
+                out_flat, otree = tree_flatten(cols)
+                per_out = [_batch_last(c, tuple(c.shape[1:]), x.shape) for c in out_flat]
             res.append(tree_unflatten(otree, per_out))
         return res[0] if single else tuple(res)
 
@@ -63,8 +71,10 @@ def jacfwd(f, argnums=0):
 
 
 def jacrev(f, argnums=0):
-    """Jacobian by reverse mode: one ``vjp`` per output element (shape ``out + in``).
-    For complex inputs rows are the conjugate-convention gradients of each real output."""
+    """Jacobian by reverse mode: one forward pass, then one ``vjp`` mapped (``vmap``) over the
+    basis of cotangents of each output, reusing the forward's saved values (shape
+    ``out + in``). For complex inputs rows are the conjugate-convention gradients of each real
+    output."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
 
@@ -81,20 +91,20 @@ def jacrev(f, argnums=0):
         oflat, otree = tree_flatten(out)
         per_in = [[] for _ in nums]
         for k, o in enumerate(oflat):
-            rows = [[] for _ in nums]
-            for e in _basis(o):
-                cts = [dispatch.zeros_like(x) for x in oflat]
-                cts[k] = e
-                gs = pull(tree_unflatten(otree, cts))
-                for i, g in enumerate(gs):
-                    rows[i].append(g)
+            if o.size == 0:
+                rows = [dispatch.full((0,) + tuple(args[n].shape), 0, args[n].dtype)
+                        for n in nums]
+            else:
+                zeros = [dispatch.zeros_like(x) for x in oflat]
+
+                def pull_k(e, k=k, zeros=zeros):
+                    cts = list(zeros)
+                    cts[k] = e
+                    return tuple(pull(tree_unflatten(otree, cts)))
+
+                rows = vmap(pull_k)(_basis(o))
             for i, n in enumerate(nums):
-                x = args[n]
-                if rows[i]:
-                    j = reshape(stack(rows[i], 0), tuple(o.shape) + tuple(x.shape))
-                else:
-                    j = dispatch.full(tuple(o.shape) + tuple(x.shape), 0, x.dtype)
-                per_in[i].append(j)
+                per_in[i].append(reshape(rows[i], tuple(o.shape) + tuple(args[n].shape)))
         res = [tree_unflatten(otree, p) for p in per_in]
         return res[0] if single else tuple(res)
 

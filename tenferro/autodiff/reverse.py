@@ -19,6 +19,7 @@ from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, GradientError, ShapeError
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
+from .activity import accumulate, active_argnums, check_spec
 from .tape import BindContext, LeafNode, Tape, backward_pass
 from .templates import get_template
 
@@ -97,22 +98,33 @@ class TapeTrace(Trace, Tape):
         return y.primal if type(y) is TapeTracer and y._trace is self else y
 
 
-def watch(tr, xs):
+def watch(tr, xs, watched=None):
     """``xs`` as inputs of the functional tape ``tr``: tracers with a leaf node each (float and
-    complex values; others are constants). Returns (tracers, leaves)."""
-    leaves = [LeafNode(tr, None, ShapedArray(x.shape, x.dtype)) if is_inexact(x.dtype) else None
-              for x in xs]
+    complex values, unless ``watched`` says otherwise; others are constants). Returns
+    (tracers, leaves)."""
+    if watched is None:
+        watched = [True] * len(xs)
+    leaves = [LeafNode(tr, None, ShapedArray(x.shape, x.dtype))
+              if w and is_inexact(x.dtype) else None for x, w in zip(xs, watched)]
     return [TapeTracer(tr, x, leaf, 0) for x, leaf in zip(xs, leaves)], leaves
 
 
-def vjp(f, *primals, has_aux: bool = False):
+def vjp(f, *primals, has_aux: bool = False, activity=None):
     """``(out, vjp_fn)`` or ``(out, vjp_fn, aux)``: ``vjp_fn(ct)`` returns one cotangent per
     primal argument (pytrees allowed). Cotangents of complex inputs follow the convention
-    dL/dRe z + i dL/dIm z."""
+    dL/dRe z + i dL/dIm z.
+
+    ``activity``: one ``"active"``/``"const"`` per primal (default: all active). A const
+    primal is never watched: nothing is recorded or computed backward for it, and
+    ``vjp_fn`` returns ``None`` in its place (``tenferro.autodiff.activity``)."""
+    const = [False] * len(primals)
+    if activity is not None:
+        const = [a == "const" for a in check_spec(activity, len(primals), "vjp")]
     flat, tree = tree_flatten(primals)
     flat = [tensor_of(x) for x in flat]
+    watched = [not c for p, c in zip(primals, const) for _ in tree_flatten(p)[0]]
     with new_trace(TapeTrace) as tr:
-        ins, leaves = watch(tr, flat)
+        ins, leaves = watch(tr, flat, watched)
         out = f(*tree_unflatten(tree, ins))
         if has_aux:
             out, aux = out
@@ -143,10 +155,13 @@ def vjp(f, *primals, has_aux: bool = False):
                 seeds.append((r[0], r[1], c))
         got = backward_pass(seeds, BindContext(), retain_graph=True) if seeds else {}
         grads = []
-        for x, leaf in zip(flat, leaves):
+        for x, leaf, w in zip(flat, leaves, watched):
             g = got.get((id(leaf), 0)) if leaf is not None else None
-            grads.append(g[1] if g is not None else dispatch.zeros_like(x))
-        return tree_unflatten(tree, grads)
+            grads.append(g[1] if g is not None else dispatch.zeros_like(x) if w else None)
+        res = tree_unflatten(tree, grads)
+        if activity is not None:
+            res = tuple(None if c else r for r, c in zip(res, const))
+        return res
 
     out_tree_val = tree_unflatten(out_tree, out_primals)
     if has_aux:
@@ -167,12 +182,20 @@ def _check_scalar_out(out):
         )
 
 
-def value_and_grad(f, argnums=0, has_aux: bool = False):
-    """A function returning ``(f(*args), gradient)`` (``((value, aux), gradient)`` with aux)."""
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
+                   accumulate_into=None):
+    """A function returning ``(f(*args), gradient)`` (``((value, aux), gradient)`` with aux).
+
+    ``activity``: instead of ``argnums``, one ``"active"``/``"const"`` per positional argument
+    (Enzyme's Active/Const); the gradient is then the tuple of the active arguments'
+    gradients. ``accumulate_into``: caller-owned buffers the gradients are added into in place
+    (Enzyme's Duplicated shadows): the buffer itself for one differentiated argument, else a
+    tuple with one buffer (or None) per differentiated argument; the returned gradients are
+    those buffers. See ``tenferro.autodiff.activity``."""
+    single = isinstance(argnums, int) and activity is None
 
     def wrapped(*args, **kwargs):
+        nums = active_argnums(activity, argnums, len(args), "grad")
         for n in nums:
             if n >= len(args):
                 raise GradientError(f"grad: argnums {n} but only {len(args)} positional args.")
@@ -186,17 +209,20 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
         res = vjp(partial, *[args[n] for n in nums], has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         _check_scalar_out(out)
-        g = vjp_fn(dispatch.ones_like(out))
-        g = g[0] if single else tuple(g)
+        g = tuple(vjp_fn(dispatch.ones_like(out)))
+        if accumulate_into is not None:
+            g = accumulate(accumulate_into, g, "grad")
+        g = g[0] if single else g
         return ((out, res[2]) if has_aux else out), g
 
     wrapped.__name__ = f"value_and_grad({getattr(f, '__name__', 'f')})"
     return wrapped
 
 
-def grad(f, argnums=0, has_aux: bool = False):
-    """The gradient of a real scalar function (complex inputs: dL/dRe z + i dL/dIm z)."""
-    vg = value_and_grad(f, argnums, has_aux)
+def grad(f, argnums=0, has_aux: bool = False, *, activity=None, accumulate_into=None):
+    """The gradient of a real scalar function (complex inputs: dL/dRe z + i dL/dIm z).
+    ``activity``/``accumulate_into``: per-argument activity as in ``value_and_grad``."""
+    vg = value_and_grad(f, argnums, has_aux, activity=activity, accumulate_into=accumulate_into)
 
     def wrapped(*args, **kwargs):
         (val, g) = vg(*args, **kwargs)

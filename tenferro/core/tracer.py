@@ -25,10 +25,15 @@ class Tracer(Tensor):
     def _carries_derivative(self) -> bool:
         return False
 
-    def _concrete(self):
+    def _check_concrete(self, what: str) -> None:
+        """Raise if this tracer's value cannot become one concrete value (``vmap``'s tracers
+        hold a value per batch member)."""
+
+    def _concrete(self, what: str = "bool()"):
         """The innermost eager value (or ``ConcretizationError`` in a traced graph)."""
         x = self
         while isinstance(x, Tracer):
+            x._check_concrete(what)
             x = x._lower()
         return x
 
@@ -36,6 +41,7 @@ class Tracer(Tensor):
         """The innermost eager value for a conversion that leaves the AD system."""
         x = self
         while isinstance(x, Tracer):
+            x._check_concrete(what)
             if x._carries_derivative():
                 raise GradientError(
                     f"{what} on a value that is being differentiated ({type(x).__name__} "
@@ -64,7 +70,7 @@ class Tracer(Tensor):
         return complex(self._escape("complex()"))
 
     def __index__(self):
-        return self._concrete().__index__()  # integer tensors carry no derivative
+        return self._concrete("int index").__index__()  # integer tensors carry no derivative
 
     def item(self):
         return self._escape(".item()").item()
