@@ -49,7 +49,7 @@ from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError, SingularMatrixError
+from ..errors import ConcretizationError, DTypeError, ShapeError, SingularMatrixError
 from ..ops import (
     abs,
     abs2,
@@ -232,10 +232,16 @@ def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
             return builtins.min(k, int(max_rank))
         return _dynamic_rank(s, max_rank, cutoff, relative_cutoff)
     by_rank_alone = cutoff is None and relative_cutoff is None
-    if by_rank_alone and not checks_on(str(s.device) == "cpu"):
-        # on an accelerator a rank-only truncation reads nothing back (transfers are explicit)
-        return builtins.min(k, int(max_rank))
-    values = np.asarray(stop_gradient(s))
+    if by_rank_alone:
+        if not checks_on(str(s.device) == "cpu"):
+            # on an accelerator a rank-only truncation reads nothing back (explicit transfers)
+            return builtins.min(k, int(max_rank))
+        try:  # only for the tie check: under vmap there is one spectrum per batch member
+            values = np.asarray(stop_gradient(s))
+        except ConcretizationError:
+            return builtins.min(k, int(max_rank))  # (the backward check still runs)
+    else:
+        values = np.asarray(stop_gradient(s))
     r = truncation_rank(values, max_rank, cutoff, relative_cutoff)
     if checks_on(True):  # the values are on the host now
         check_truncation_ties(values, r, eps)
