@@ -52,18 +52,22 @@ class EagerTensor(Tensor):
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self) -> tuple:
+        """The sizes of the axes (a tuple of ints)."""
         return tuple(self._value.shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The NumPy dtype of the elements (whatever the backend's own dtype object)."""
         return self._backend.xp.np_dtype(self._value.dtype)
 
     @property
     def device(self) -> str:
+        """Where the data lives: "cpu", "cuda:N" or "strict:N"."""
         return self._backend.device
 
     @property
     def backend(self) -> Backend:
+        """The array backend (namespace bound to the device) holding the data."""
         return self._backend
 
     # ------------------------------------------------------------ Python values
@@ -94,6 +98,7 @@ class EagerTensor(Tensor):
         return a
 
     def item(self):
+        """The single element as a Python number (a host read; not differentiable)."""
         if self.size != 1:
             raise ShapeError(
                 f"item: only a one-element tensor converts to a Python scalar; got "
@@ -102,6 +107,7 @@ class EagerTensor(Tensor):
         return self._backend.to_numpy(self._value).reshape(()).item()
 
     def tolist(self):
+        """Nested Python lists of the elements (a host read; not differentiable)."""
         return self._backend.to_numpy(self._value).tolist()
 
     def __bool__(self):
@@ -137,6 +143,7 @@ class EagerTensor(Tensor):
     # --------------------------------------------------------- autograd surface
     @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded on the tape."""
         return self._node is not None
 
     @requires_grad.setter
@@ -144,6 +151,7 @@ class EagerTensor(Tensor):
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True):
+        """Start (or stop) recording operations on this leaf; returns the tensor."""
         if requires_grad:
             if self._node is None:
                 if not is_inexact(self.dtype):
@@ -164,10 +172,12 @@ class EagerTensor(Tensor):
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors not computed by a recorded operation (their ``.grad`` fills)."""
         return self._node is None or self._node.is_leaf
 
     @property
     def grad(self):
+        """The gradient accumulated by ``backward()`` (``None`` before)."""
         return self._grad
 
     @grad.setter
@@ -191,6 +201,7 @@ class EagerTensor(Tensor):
 
     @property
     def grad_fn(self):
+        """The recorded operation that produced this tensor (prints its name), or ``None``."""
         n = self._node
         return None if n is None or n.is_leaf else n
 
@@ -202,6 +213,7 @@ class EagerTensor(Tensor):
         return out
 
     def clone(self) -> EagerTensor:
+        """A copy with its own buffer; differentiable (the gradient passes through)."""
         return _tensor_mod._ops.copy(self)  # the Tensor surface forwards to tenferro.ops
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

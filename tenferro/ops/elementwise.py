@@ -41,6 +41,8 @@ def _binary(prim, name):
 
     f.__name__ = name
     f.__doc__ = f"Elementwise ``{prim.name}`` with NumPy broadcasting and type promotion."
+    if prim.convention:  # the derivative's convention at non-differentiable points
+        f.__doc__ += f" Derivative: {prim.convention}."
     return f
 
 
@@ -342,7 +344,8 @@ clamp = clip
 
 
 def where(condition, x, y) -> Tensor:
-    """Elementwise select: ``x`` where ``condition`` else ``y`` (broadcasting)."""
+    """Elementwise select: ``x`` where ``condition`` else ``y`` (broadcasting). The gradient
+    flows to the chosen branch only (zero cotangent to the other, none to ``condition``)."""
     cond = tensor_of(condition)
     if cond.dtype.kind != "b":
         cond = not_equal(cond, 0)

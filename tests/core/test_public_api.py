@@ -35,7 +35,8 @@ TENFERRO = {
     "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "saved_residuals",
     "scatter_add", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid", "sign",
     "sin", "sinh", "softmax", "softplus", "split", "sqrt", "square", "squeeze", "stack", "std",
-    "stop_gradient", "sub", "subtract", "sum", "swapaxes", "take", "tan", "tanh", "tensor",
+    "stop_gradient", "sub", "subtract", "sum", "swapaxes", "symmetric", "take", "tan", "tanh",
+    "tensor",
     "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
     "value_and_grad", "var", "vdot", "vjp", "vmap", "where", "zeros", "zeros_like",
 }
@@ -90,6 +91,14 @@ OPTIM = {
     "Adam", "AdamW", "LBFGS", "Optimizer", "SGD"
 }
 
+SYMMETRIC = {
+    "Leg", "ProductSymmetry", "SymmetricEighResult", "SymmetricQRResult", "SymmetricSVDResult",
+    "SymmetricTensor", "Symmetry", "U1", "Z2", "Zn", "diagonal", "dmrg", "eigh", "einsum",
+    "from_dense", "from_vector", "fuse_legs", "inner", "leg_from_charges", "mpo_from_dense",
+    "ncon", "norm", "product", "qr",
+    "random", "split_legs", "svd", "tensordot", "to_dense", "to_vector", "zeros",
+}
+
 
 def _public(module):
     """Public attributes that are not subpackages/submodules of ``module`` itself (those are
@@ -140,15 +149,16 @@ def test_every_public_function_is_documented():
 def test_tensor_methods_are_documented():
     """The ``Tensor`` surface shared by eager and traced tensors: every public method and
     property says what it is (and, for PyTorch spellings, how it relates to NumPy's)."""
-    missing = [n for n, v in vars(tf.Tensor).items()
-               if not n.startswith("_") and callable(getattr(v, "fget", v)) and not _doc(v)]
-    assert not missing, missing
+    for cls in (tf.Tensor, tf.EagerTensor):
+        missing = [n for n, v in vars(cls).items()
+                   if not n.startswith("_") and callable(getattr(v, "fget", v)) and not _doc(v)]
+        assert not missing, (cls.__name__, missing)
 
 
 NON_SMOOTH = (
     "abs", "amax", "amin", "argsort", "ceil", "clamp", "clip", "fabs", "floor", "fmax", "fmin",
     "max", "min", "mod", "nan_to_num", "norm", "relu", "remainder", "round", "sign", "sort",
-    "topk", "trunc",
+    "topk", "trunc", "maximum", "minimum", "where",
 )
 
 
@@ -207,3 +217,15 @@ def test_every_nn_and_optim_name_is_documented():
         for name in names:
             doc = getattr(module, name).__doc__
             assert doc and len(doc.strip()) > 20, f"{module.__name__}.{name} has no docstring"
+
+
+def test_symmetric_exports_exactly_the_api():
+    import tenferro.symmetric
+
+    assert set(tenferro.symmetric.__all__) == SYMMETRIC
+    assert _public(tenferro.symmetric) == SYMMETRIC
+    for name in SYMMETRIC:
+        value = getattr(tenferro.symmetric, name)
+        if callable(value):
+            doc = value.__doc__
+            assert doc and len(doc.strip()) > 20, f"tenferro.symmetric.{name} has no docstring"
