@@ -8,6 +8,11 @@ cotangents are non-zero and no peer can skip a branch). Medians of several runs;
 column is tenferro's time divided by the fastest peer's.
 
 Run: python benchmarks/linalg.py [--sizes 256 1024] [--repeat 5]
+
+Before/after a change, in the same conditions: ``--against DIR`` (DIR another checkout of
+tenferro, e.g. ``git worktree add /tmp/base main``) times tenferro alone, alternating fresh
+processes of this tree and of DIR for ``--rounds`` rounds (so load on a shared machine hits
+both alike), and prints the medians and their ratio (this tree / DIR).
 """
 
 from __future__ import annotations
@@ -30,39 +35,47 @@ import numpy as np  # noqa: E402
 import tenferro as tf  # noqa: E402
 from tenferro import linalg as tla  # noqa: E402
 
-try:  # optional peers
-    import torch
+torch = jax = None
+if not os.environ.get("TENFERRO_BENCH_ALONE"):  # optional peers
+    try:
+        import torch
 
-    torch.set_num_threads(1)
-except ImportError:  # pragma: no cover
-    torch = None
-try:
-    import jax
-    import jax.numpy as jnp
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        torch = None
+    try:
+        import jax
+        import jax.numpy as jnp
 
-    jax.config.update("jax_enable_x64", True)
-except ImportError:  # pragma: no cover
-    jax = None
+        jax.config.update("jax_enable_x64", True)
+    except ImportError:  # pragma: no cover
+        jax = None
+
+
+CLOCK = time.perf_counter  # --clock process: CPU time of this (single-threaded) process
 
 
 def median_times(fns: dict, repeat: int, budget: float = 0.4) -> dict:
-    """Median wall time of each function. The functions are interleaved within every
+    """Median time of each function. The functions are interleaved within every
     repetition, so background load on the machine affects all of them alike; quick cases are
     repeated until each has ~``budget`` seconds of samples (at least ``repeat``)."""
     slowest = 0.0
     for fn in fns.values():
         fn()  # warm-up (JIT compilation, template caches, allocator)
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        slowest = max(slowest, time.perf_counter() - t0)
+        slowest = max(slowest, CLOCK() - t0)
     repeat = max(repeat, min(200, int(budget / max(slowest, 1e-6))))
     ts = {k: [] for k in fns}
     for _ in range(repeat):
         for k, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             fn()
-            ts[k].append(time.perf_counter() - t0)
+            ts[k].append(CLOCK() - t0)
     return {k: statistics.median(v) for k, v in ts.items()}
+
+
+DEGENERATE = False  # --degenerate: every singular value / eigenvalue exactly 2-fold
 
 
 def inputs(op, n, rng, dtype):
@@ -71,6 +84,15 @@ def inputs(op, n, rng, dtype):
         a = a + 1j * rng.standard_normal((n, n))
     if op == "eigh":
         a = a + a.conj().T
+    if DEGENERATE:  # same vectors, values paired: the degeneracy check inspects every pair
+        if op == "eigh":
+            w, v = np.linalg.eigh(a)
+            w = np.repeat(w[::2], 2)[:n]
+            a = (v * w) @ v.conj().T
+        else:
+            u, s, vh = np.linalg.svd(a)
+            s = np.repeat(s[::2], 2)[:n]
+            a = (u * s) @ vh
     return a.astype(dtype)
 
 
@@ -183,14 +205,73 @@ def bench(op, n, repeat, rng, dtype):
     return {k: (tf_[k], tb_[k]) for k in fwd}
 
 
+def against(args):
+    """Alternate fresh processes of this tree and of ``args.against``; medians per case."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parents[1])
+    trees = {"this": here, "base": str(Path(args.against).resolve())}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--json", "--repeat",
+           str(args.repeat), "--dtype", args.dtype, "--clock", args.clock, "--ops", *args.ops,
+           "--sizes", *map(str, args.sizes)] + (["--degenerate"] if args.degenerate else [])
+    runs = {k: [] for k in trees}
+    for _ in range(args.rounds):
+        for name, root in trees.items():
+            env = dict(os.environ, PYTHONPATH=root, TENFERRO_BENCH_ALONE="1")
+            out = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True,
+                                 check=True).stdout
+            runs[name].append(json.loads(out.strip().splitlines()[-1]))
+    print(f"{'op':5} {'n':>5} {'mode':8} {'this':>10} {'base':>10} {'ratio':>7}")
+    for key in runs["this"][0]:
+        for i, mode in enumerate(("fwd", "fwd+bwd")):
+            t = statistics.median(r[key][i] for r in runs["this"])
+            b = statistics.median(r[key][i] for r in runs["base"])
+            op, n = key.split(":")
+            print(f"{op:5} {int(n):5d} {mode:8} {t * 1e3:9.2f}m {b * 1e3:9.2f}m {t / b:7.3f}")
+    spectra = "exactly 2-fold degenerate spectra; " if args.degenerate else ""
+    print(f"{args.dtype}; {spectra}tenferro alone; {args.clock} time; medians over {args.rounds} "
+          f"alternating rounds of medians of >= {args.repeat} runs; ratio = this tree / "
+          f"{args.against}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--ops", nargs="+", default=["svd", "qr", "eigh"])
     ap.add_argument("--dtype", default="float64", choices=["float64", "complex128"])
+    ap.add_argument("--against", default=None, help="another tenferro checkout to compare with")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--clock", default="wall", choices=["wall", "process"],
+                    help="process: CPU time of the benchmark process (BLAS is single-threaded), "
+                    "robust to other jobs on a shared machine")
+    ap.add_argument("--degenerate", action="store_true",
+                    help="exactly 2-fold degenerate spectra (the cost of the degeneracy check; "
+                    "its warnings are silenced)")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.degenerate:
+        import warnings
+
+        global DEGENERATE
+        DEGENERATE = True
+        warnings.simplefilter("ignore")
+    if args.clock == "process":
+        global CLOCK
+        CLOCK = time.process_time
+    if args.against:
+        return against(args)
     rng = np.random.default_rng(0)
+    if args.json:  # one line of {"op:n": [fwd, fwd+bwd]} for against()
+        import json
+
+        res = {f"{op}:{n}": bench(op, n, args.repeat, rng, args.dtype)["tenferro"]
+               for op in args.ops for n in args.sizes}
+        print(json.dumps(res))
+        return
     peers = [p for p, mod in (("torch", torch), ("jax", jax)) if mod is not None]
     head = f"{'op':5} {'n':>5} {'mode':8} {'tenferro':>10}" + "".join(f" {p:>10}" for p in peers)
     print(head + f" {'ratio':>7}")

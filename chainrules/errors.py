@@ -6,6 +6,8 @@ shapes/dtypes/devices, and what to do. ``tenferro.errors`` re-exports this modul
 
 from __future__ import annotations
 
+import numpy as np
+
 
 class TenferroError(Exception):
     """Base class of every error raised for a user mistake."""
@@ -45,6 +47,22 @@ class ConcretizationError(GraphError):
 
 class LeakedTracerError(GraphError):
     """A tracer escaped the transformation that created it and was used later."""
+
+
+class DegeneracyWarning(TenferroError, UserWarning):
+    """A derivative through an exactly degenerate spectrum (svd, eigh) is not determined.
+
+    Raised as a warning by default when a loss depends on the basis inside a degenerate
+    subspace, or on individual values of a degenerate multiplet, or when a truncation cuts
+    through a multiplet. ``TENFERRO_DEGENERACY=raise|warn|ignore`` selects what happens; with
+    ``raise`` it is raised as an exception (it is a ``TenferroError`` for that reason).
+    """
+
+
+class SingularMatrixError(TenferroError, np.linalg.LinAlgError):
+    """A matrix that must be invertible (``inv``, ``solve``, the derivative of ``slogdet``) or
+    positive definite (``cholesky``) is not. Also a ``numpy.linalg.LinAlgError``, so code that
+    catches NumPy's error keeps working."""
 
 
 def fmt_aval(x) -> str:

@@ -2,6 +2,7 @@
 
 from chainrules.errors import (  # noqa: F401
     ConcretizationError,
+    DegeneracyWarning,
     DeviceError,
     DTypeError,
     GradientError,
@@ -10,6 +11,7 @@ from chainrules.errors import (  # noqa: F401
     NonLinearError,
     RetraceWarning,
     ShapeError,
+    SingularMatrixError,
     TenferroError,
     fmt_aval,
 )

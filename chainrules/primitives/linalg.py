@@ -8,15 +8,16 @@ linear argument), so reverse mode is their transpose and every order of derivati
 
 Conventions shared by the spectral decompositions:
 
-* **Broadening.** The SVD's ``1/(s_j^2 - s_i^2)`` is split as ``E_ij D_ij`` with
-  ``E = 1/(s_j - s_i)`` (singular at a degeneracy, Lorentzian-broadened: ``d/(d^2 + w^2)``,
-  ``w = eps * s_max``) and ``D = 1/(s_i + s_j)`` (broadened the same way, which only matters
-  where both values are zero); ``1/s`` becomes ``s/(s^2 + w^2)``. ``eigh`` broadens
-  ``1/(w_j - w_i)`` with width ``eps * max|w|``. ``eps`` is relative to the scale of the
-  spectrum, so results do not depend on how a matrix is normalised, and the scale is a
-  constant for differentiation (``stop_gradient``). Exactly degenerate pairs get ``E_ij = 0``,
-  which is exact for gauge-invariant functions (design/linalg.md lists which). The broadened
-  inverse has derivative ``-F^2`` (see ``broadened_inverse_p``), so higher orders stay finite.
+* **Ties.** Two values closer than ``eps * scale`` (``scale`` = the largest singular value, or
+  the largest eigenvalue magnitude; held constant under differentiation) are *tied*: exactly
+  degenerate as far as the rules are concerned (LAPACK splits exact degeneracies by rounding).
+  The SVD's ``1/(s_j^2 - s_i^2)`` is split as ``E_ij D_ij`` with ``E = 1/(s_j - s_i)`` and
+  ``D = 1/(s_i + s_j)``; each factor is exact off ties and 0 on them (``cut_inverse``), as is
+  ``1/s`` for zero singular values and ``eigh``'s ``1/(w_j - w_i)``. What the cut drops is only
+  the rotation inside a degenerate subspace, which a gauge-invariant loss does not feel; where a
+  loss does feel it, or depends on individual values of a multiplet, ``degeneracy_guard``
+  makes the backward pass report it (``DegeneracyWarning``; ``degeneracy.py``).
+  design/linalg.md derives which losses are exact and why the rest cannot be.
 * **Gauge.** ``svd``: the largest-magnitude entry of every right singular vector (column of
   ``V``) is real and positive, and ``U`` follows from ``A v_j = s_j u_j``. ``eigh``: the
   largest-magnitude entry of every eigenvector is real and positive. The JVPs differentiate
@@ -27,16 +28,54 @@ Conventions shared by the spectral decompositions:
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import Primitive, ShapedArray, Zero, is_undefined, static_size
 from ..dtypes import int64, is_complex, is_inexact, real_dtype
-from ..errors import DTypeError, ShapeError, fmt_aval
+from ..errors import DTypeError, ShapeError, SingularMatrixError, fmt_aval
 from . import elementwise as _elementwise
 from . import reductions as _reductions
 from ._checks import require_inexact, require_real, same_shape_and_dtype
+from .degeneracy import (
+    check_truncation_ties,
+    checks_on,
+    cut_inverse_p,
+    default_tie_eps,
+    degeneracy_check_p,
+    degeneracy_guard_p,
+    guard,
+    on_host,
+)
 from .elementwise import _nonlinear
+from .spectral import funm_p
 
 
-# ============================================================================ checks
+# ============================================================================ errors
+def _lapack(xp, op: str, fn, a, problem: str, fix: str):
+    """Run a LAPACK call; turn its failure (or a non-finite result of finite input, which some
+    GPU libraries return instead of failing) into a ``SingularMatrixError``."""
+    try:
+        out = fn()
+    except np.linalg.LinAlgError as e:
+        raise SingularMatrixError(_singular_message(xp, op, a, problem, fix)) from e
+    if not bool(xp.all(xp.isfinite(out))) and bool(xp.all(xp.isfinite(a))):
+        raise SingularMatrixError(_singular_message(xp, op, a, problem, fix))
+    return out
+
+
+def _singular_message(xp, op, a, problem, fix):
+    aval = ShapedArray(a.shape, xp.np_dtype(a.dtype))
+    return f"{op}: {problem} ({fmt_aval(aval)}). {fix}"
+
+
+_SINGULAR_FIX = (
+    "Use tenferro.linalg.pinv (the pseudo-inverse) or regularise the matrix. det is "
+    "differentiable at singular matrices (its derivative is the adjugate); inv, solve and "
+    "log|det| (slogdet) are not, and their derivatives use the inverse."
+)
+
+
+# ============================================================================== costs
 def _lapack_cost(per_matrix):
     """A cost formula: ``per_matrix(m, n)`` FLOPs for each (m, n) matrix of the first operand."""
 
@@ -53,6 +92,7 @@ def _lapack_cost(per_matrix):
 _SVD_COST = _lapack_cost(lambda m, n: 4 * m * n * min(m, n) + 8 * min(m, n) ** 3)
 _CUBIC = {  # LAPACK estimates for square (n, n) problems
     "eigh": 9, "cholesky": 1 / 3, "solve": 2 / 3, "lu": 2 / 3, "expm": 20, "expm_frechet": 40,
+    "adjugate": 2,  # LU and the inverse (the SVD fallback only near singular matrices)
 }
 
 
@@ -61,8 +101,7 @@ def _cubic_cost(name):
     return _lapack_cost(lambda m, n: int(k * n**3))
 
 
-
-
+# ============================================================================ checks
 def _require_matrix(op: str, a, *, square: bool = False) -> None:
     if not is_inexact(a.dtype):
         raise DTypeError(
@@ -134,9 +173,9 @@ def _scale(b, x):
     return b.bind(_elementwise.stop_gradient_p, b.reduce_max(b.abs(x), (x.ndim - 1,)))
 
 
-def _lorentz(b, d, w):
-    """d / (d^2 + w^2): the broadened 1/d (see ``broadened_inverse_p``)."""
-    return b.bind(broadened_inverse_p, d, w)
+def _cut(b, d, w):
+    """1/d where |d| > w, 0 on ties (see ``cut_inverse_p``)."""
+    return b.bind(cut_inverse_p, d, w)
 
 
 def _c(b, x, dtype):
@@ -183,6 +222,8 @@ def _trisolve(b, a, rhs, *, left_side=True, lower=True, transpose_a=False, conju
 
 
 # =================================================================== broadening
+# No rule uses the Lorentzian any more (ties are cut instead: ``cut_inverse_p``). It stays
+# registered so that gradient graphs saved by earlier versions still load and run.
 broadened_inverse_p = Primitive(
     "broadened_inverse",
     convention="F = d / (d^2 + w^2) (0 where d = w = 0), the Lorentzian-broadened 1/d; its "
@@ -226,7 +267,9 @@ svd_p = Primitive(
     multiple_results=True,
     convention="thin (or full) SVD A = U diag(S) Vh; gauge: the largest-magnitude entry of each "
     "column of V is real and positive; 1/(s_j^2 - s_i^2) = 1/(s_j - s_i) * 1/(s_j + s_i) and 1/s "
-    "are Lorentzian-broadened factor by factor with width eps * max(S)",
+    "are exact off ties and 0 on ties (values closer than eps * max(S)); the backward pass "
+    "reports losses that depend on the basis or on individual values inside a tie "
+    "(DegeneracyWarning)",
 )
 
 
@@ -264,29 +307,30 @@ def _svd_tangents_tall(b, u, s, v, da, *, eps, u_perp=None):
         V^H dV = F o (S dP + dP^H S) = (E o A - D o B) / 2,
 
     with F_ij = 1/(s_j^2 - s_i^2) = E_ij D_ij, E_ij = 1/(s_j - s_i), D_ij = 1/(s_i + s_j).
-    Only E is singular at a degeneracy; it is broadened (width eps * s_max), D only where
-    s_i + s_j -> 0 (pairs of zero singular values). Broadening the product F instead would drop
-    the finite term D o B that rotates U and V together inside a degenerate block (the
-    derivative of U_k V_k^H, hence of sum(S_k), depends on it). The diagonal of D o B is the
-    complex phase term i Im(dP_jj)/(2 s_j), split evenly between U and V.
+    E o A is the rotation of U and V *together*; inside a tie it is pure gauge, and E is cut
+    there. D o B, their relative rotation, is determined whenever s_i + s_j > 0 and stays exact
+    inside a tie (the derivative of U_k V_k^H needs it); D is cut only for pairs of zero
+    singular values, where the relative rotation is gauge too. The diagonal of D o B is the
+    complex phase term i Im(dP_jj)/(2 s_j), split evenly between U and V. The guards make the
+    backward pass check that the loss is blind to what was cut (``degeneracy.py``).
     (I - U U^H) dU = (X - U dP) S^-1, and ``u_perp`` (full_matrices): dU_perp = -U S^-1 X^H U_perp.
-    1/s is broadened like D: s / (s^2 + (eps s_max)^2).
+    1/s is cut like D (0 for zero singular values).
     """
     dt = u.dtype
     m, k = u.shape[-2:]
     kk = s.shape[:-1] + (k, k)
     x = b.matmul(da, v)
     dp = _adjmul(b, u, x)
-    ds = b.real(b.diagonal(dp))
     width = b.mul(_scale(b, s), eps)
     w = _per_matrix(b, width, kk)
     s_c, s_r = _cols(b, s, kk), _rows(b, s, kk)
-    e_half = _c(b, b.mul(_lorentz(b, b.sub(s_c, s_r), w), 0.5), dt)
-    d_half = _c(b, b.mul(_lorentz(b, b.add(s_c, s_r), w), 0.5), dt)
-    sinv = _lorentz(b, s, _per_matrix(b, width, s.shape))
+    e_half = _c(b, b.mul(_cut(b, b.sub(s_c, s_r), w), 0.5), dt)
+    d_half = _c(b, b.mul(_cut(b, b.add(s_c, s_r), w), 0.5), dt)
+    sinv = _cut(b, s, _per_matrix(b, width, s.shape))
     dph = b.mH(dp)
-    ea = b.mul(e_half, b.add(dp, dph))
-    db = b.mul(d_half, b.sub(dp, dph))
+    ds, ea, db = guard(b, s, op="svd", eps=eps, values=b.real(b.diagonal(dp)),
+                       rotation=b.mul(e_half, b.add(dp, dph)),
+                       zero_rotation=b.mul(d_half, b.sub(dp, dph)))
     om_u, om_v = b.add(ea, db), b.sub(ea, db)
     if m > k:
         sinv_kk = _c(b, _cols(b, sinv, kk), dt)
@@ -360,7 +404,8 @@ def _svdvals_jvp(b, primals, tangents, *, eps):
         return s, _zero(s)
     u, _, vh = b.bind(svd_p, a, full_matrices=False, eps=eps)
     w = _adjmul(b, u, da)  # U^H dA (..., k, n); dS_j = Re sum_q w_jq conj(Vh_jq)
-    return s, b.real(b.reduce_sum(b.mul(w, b.conj(vh)), (a.ndim - 1,)))
+    ds = b.real(b.reduce_sum(b.mul(w, b.conj(vh)), (a.ndim - 1,)))
+    return s, guard(b, s, op="svd", eps=eps, values=ds)
 
 
 # ============================================================================== eigh
@@ -369,7 +414,9 @@ eigh_p = Primitive(
     multiple_results=True,
     convention="eigendecomposition of the Hermitian part (A + A^H)/2, ascending eigenvalues; "
     "gauge: the largest-magnitude entry of each eigenvector is real and positive; "
-    "1/(w_j - w_i) is Lorentzian-broadened with width eps relative to max|w|",
+    "1/(w_j - w_i) is exact off ties and 0 on ties (eigenvalues closer than eps * max|w|); the "
+    "backward pass reports losses that depend on the basis or on individual eigenvalues inside "
+    "a tie (DegeneracyWarning)",
 )
 
 
@@ -388,7 +435,12 @@ def _eigh_impl(xp, a, *, eps):
 
 @eigh_p.def_jvp
 def _eigh_jvp(b, primals, tangents, *, eps):
-    """A V = V W: with P = V^H dA_h V, dw = diag P, V^H dV = F o P (F_ij = 1/(w_j - w_i))."""
+    """A V = V W: with P = V^H dA_h V, dw = diag P, V^H dV = F o P (F_ij = 1/(w_j - w_i)).
+
+    Inside a tie F is cut: the rotation there is pure gauge. A loss that depends on it, or on
+    individual eigenvalues of the multiplet (e.g. V diag(f(w)) V^H, whose derivative needs the
+    divided difference (f(w_i) - f(w_j))/(w_i - w_j) -> f'(w) that the rotation carries), is
+    reported by the guards; ``funm`` is the exact way to compute such functions."""
     (a,), (da,) = primals, tangents
     w, v = b.bind(eigh_p, a, eps=eps)
     if type(da) is Zero or a.shape[-1] == 0:
@@ -396,12 +448,13 @@ def _eigh_jvp(b, primals, tangents, *, eps):
     dt = a.dtype
     p = _adjmul(b, v, b.matmul(da, v))
     ph = b.mul(b.add(p, b.mH(p)), 0.5)
-    dw = b.real(b.diagonal(ph))
     kk = v.shape
     delta = b.sub(_cols(b, w, kk), _rows(b, w, kk))
     width = _per_matrix(b, b.mul(_scale(b, w), eps), kk)
-    f = _c(b, _lorentz(b, delta, width), dt)
-    dv = b.matmul(v, b.mul(f, ph))
+    f = _c(b, _cut(b, delta, width), dt)
+    dw, om = guard(b, w, op="eigh", eps=eps, values=b.real(b.diagonal(ph)),
+                   rotation=b.mul(f, ph))
+    dv = b.matmul(v, om)
     if is_complex(dt):
         iphi = _i_times(b, _gauge_phase(b, v, dv), dt)
         dv = b.add(dv, b.mul(v, _cols(b, iphi, v.shape)))
@@ -433,7 +486,8 @@ def _eigvalsh_jvp(b, primals, tangents, *, eps):
         return w, _zero(w)
     _, v = b.bind(eigh_p, a, eps=eps)
     x = b.matmul(da, v)  # dw_j = Re sum_i conj(v_ij) (dA v)_ij
-    return w, b.real(b.reduce_sum(b.mul(b.conj(v), x), (a.ndim - 2,)))
+    dw = b.real(b.reduce_sum(b.mul(b.conj(v), x), (a.ndim - 2,)))
+    return w, guard(b, w, op="eigh", eps=eps, values=dw)
 
 
 # ================================================================================ QR
@@ -511,7 +565,11 @@ def _cholesky_aval(a):
     return a
 
 
-cholesky_p.def_impl(lambda xp, a: xp.linalg_ext.cholesky(xp.linalg_ext.hermitian_part(a)))
+cholesky_p.def_impl(lambda xp, a: _lapack(
+    xp, "cholesky", lambda: xp.linalg_ext.cholesky(xp.linalg_ext.hermitian_part(a)), a,
+    "the Hermitian part of the matrix is not positive definite",
+    "Cholesky needs a Hermitian positive-definite matrix; check the input, or add a multiple "
+    "of the identity (a small shift) if it is only semi-definite."))
 
 
 @cholesky_p.def_jvp
@@ -609,7 +667,8 @@ def _solve_aval(a, rhs):
     return rhs
 
 
-solve_p.def_impl(lambda xp, a, rhs: xp.linalg_ext.solve(a, rhs))
+solve_p.def_impl(lambda xp, a, rhs: _lapack(
+    xp, "solve", lambda: xp.linalg_ext.solve(a, rhs), a, "the matrix is singular", _SINGULAR_FIX))
 
 
 @solve_p.def_jvp
@@ -645,7 +704,9 @@ def _inv_aval(a):
     return a
 
 
-inv_p.def_impl(lambda xp, a: xp.linalg_ext.inv(a))
+inv_p.def_impl(lambda xp, a: _lapack(
+    xp, "inv", lambda: xp.linalg_ext.inv(a), a, "the matrix is singular, it has no inverse",
+    _SINGULAR_FIX))
 
 
 @inv_p.def_jvp
@@ -662,9 +723,71 @@ def _trace_inv_times(b, a, da):
     return b.reduce_sum(b.mul(b.mT(b.bind(inv_p, a)), da), (a.ndim - 2, a.ndim - 1))
 
 
+adjugate_p = Primitive(
+    "adjugate", decomposition=True, cost=_cubic_cost("adjugate"),
+    convention="adj(A) = det(A) A^-1 extended continuously to every square matrix (the "
+    "transposed cofactor matrix); its derivative (tr(adj dA) I - adj dA) A^-1 needs an "
+    "invertible matrix",
+)
+
+
+@adjugate_p.def_abstract_eval
+def _adjugate_aval(a):
+    _require_matrix("adjugate", a, square=True)
+    return a
+
+
+# cond_1(A) above this (relative to 1/machine epsilon) and det(A) A^-1 loses more than ~6
+# digits: the adjugate is then computed from the SVD, which is exact at any rank.
+_ADJ_COND = 1e-10
+
+
+@adjugate_p.def_impl
+def _adjugate_impl(xp, a):
+    """det(A) A^-1 (LU) for well-conditioned matrices; otherwise from the SVD A = U S V^H:
+    adj(A) = det(U) conj(det(V)) V diag(prod_{k != j} s_k) U^H, finite and exact at every
+    rank (rank n - 1: det(U) conj(det(V)) s_1...s_{n-1} v_n u_n^H; rank <= n - 2: 0)."""
+    ext = xp.linalg_ext
+    n = a.shape[-1]
+    if n == 0 or a.size == 0:
+        return xp.zeros(a.shape, dtype=a.dtype)
+    tiny = float(np.finfo(xp.np_dtype(a.dtype)).eps) / _ADJ_COND
+    try:
+        inv = ext.inv(a)
+        norm_a = xp.max(xp.sum(xp.abs(a), axis=-2), axis=-1)
+        norm_inv = xp.max(xp.sum(xp.abs(inv), axis=-2), axis=-1)
+        good = xp.isfinite(norm_inv) & (norm_a * norm_inv * tiny < 1)
+        if bool(xp.all(good)):
+            return inv * xp.astype(ext.det(a), a.dtype)[..., None, None]
+    except np.linalg.LinAlgError:
+        pass
+    u, s, vh = ext.svd(a, False)
+    eye = xp.eye(n, dtype=xp.bool)
+    others = xp.where(eye, xp.ones_like(s)[..., None, :], s[..., None, :])
+    q = xp.prod(others, axis=-1)  # q_j = prod_{k != j} s_k
+    phase = ext.det(u) * xp.conj(ext.det(xp.conj(xp.matrix_transpose(vh))))
+    v_q = xp.conj(xp.matrix_transpose(vh)) * xp.astype(q, a.dtype)[..., None, :]
+    return xp.matmul(v_q, xp.conj(xp.matrix_transpose(u))) * phase[..., None, None]
+
+
+@adjugate_p.def_jvp
+def _adjugate_jvp(b, primals, tangents):
+    """adj(A) A = det(A) I gives d adj A = tr(adj dA) I - adj dA."""
+    (a,), (da,) = primals, tangents
+    adj = b.bind(adjugate_p, a)
+    if type(da) is Zero:
+        return adj, _zero(adj)
+    nd = a.ndim
+    tr = b.reduce_sum(b.mul(b.mT(adj), da), (nd - 2, nd - 1))
+    eye = b.broadcast_in_dim(b.eye_like(a), a.shape, (nd - 2, nd - 1))
+    rhs = b.sub(b.mul(eye, _per_matrix(b, tr, a.shape)), b.matmul(adj, da))
+    return adj, b.matmul(rhs, b.bind(inv_p, a))
+
+
 det_p = Primitive(
     "det", decomposition=True, cost=_cubic_cost("lu"),
-    convention="d det = det * tr(A^-1 dA); the derivative needs an invertible matrix",
+    convention="d det = tr(adj(A) dA) with the adjugate adj(A) = det(A) A^-1 extended to "
+    "singular matrices: finite and exact at every rank (0 at rank <= n - 2)",
 )
 
 
@@ -683,7 +806,8 @@ def _det_jvp(b, primals, tangents):
     d = b.bind(det_p, a)
     if type(da) is Zero:
         return d, _zero(d)
-    return d, b.mul(d, _trace_inv_times(b, a, da))
+    adj = b.bind(adjugate_p, a)
+    return d, b.reduce_sum(b.mul(b.mT(adj), da), (a.ndim - 2, a.ndim - 1))
 
 
 slogdet_p = Primitive(
@@ -799,14 +923,41 @@ def _expm_frechet_transpose(b, ct, a, e):
 
 
 # ================================================================= truncation rank
+def truncation_rank(xp, s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
+    """The rank a truncated SVD keeps: THE truncation rule (``tenferro.linalg.truncation_rank``
+    and the ``truncation_indices`` primitive both call this).
+
+    ``s``: concrete descending singular values (..., k) in the namespace ``xp``. Keeps at most
+    ``max_rank`` values, drops values below ``cutoff`` and below ``relative_cutoff * s_max``,
+    but keeps at least one (when k > 0). For a batch the rank is the largest over the batch,
+    so no matrix loses a value its own criterion keeps.
+    """
+    k = s.shape[-1]
+    if k == 0:
+        return 0
+    r = k
+    if cutoff is not None or relative_cutoff is not None:
+        keep = s >= 0  # all True for singular values
+        if cutoff is not None:
+            keep = xp.logical_and(keep, s >= cutoff)
+        if relative_cutoff is not None:
+            keep = xp.logical_and(keep, s >= relative_cutoff * s[..., :1])
+        counts = xp.sum(xp.astype(keep, int64), axis=-1)
+        r = max(int(xp.max(counts)) if counts.ndim else int(counts), 1)
+    if max_rank is not None:
+        r = min(r, int(max_rank))
+    return r
+
+
 truncation_indices_p = Primitive(
     "truncation_indices", differentiable=False,
     convention="integer output (the kept positions): no gradient",
 )
 truncation_indices_p.__doc__ = (
     "arange(r) for the rank r a truncated SVD keeps, decided from the singular values at run "
-    "time (same rule as tenferro.linalg.truncation_rank). Its output length is the symbolic "
-    "size ``size``: the one data-dependent shape in traced graphs."
+    "time (``truncation_rank``). Its output length is the symbolic size ``size``: the one "
+    "data-dependent shape in traced graphs. It also reports a cut through a degenerate "
+    "multiplet (``DegeneracyWarning``; ties within the dtype's default relative tolerance)."
 )
 
 
@@ -820,23 +971,19 @@ def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size):
 
 @truncation_indices_p.def_impl
 def _trunc_impl(xp, s, *, max_rank, cutoff, relative_cutoff, size):
-    k = s.shape[-1]
-    if k == 0:
-        return xp.arange(0, dtype=int64)
-    keep = s >= 0  # all True (singular values are non-negative)
-    if cutoff is not None:
-        keep = xp.logical_and(keep, s >= cutoff)
-    if relative_cutoff is not None:
-        keep = xp.logical_and(keep, s >= relative_cutoff * s[..., :1])
-    counts = xp.sum(xp.astype(keep, int64), axis=-1)
-    r = max(int(xp.max(counts)) if counts.ndim else int(counts), 1)
-    if max_rank is not None:
-        r = min(r, int(max_rank))
+    r = truncation_rank(xp, s, max_rank, cutoff, relative_cutoff)
+    # the tie tolerance is the dtype's default (not the svd's eps): graph files written before
+    # the check existed hold no tolerance, and must keep loading
+    if checks_on(on_host(s)):  # on an accelerator only on request (a device-to-host read)
+        check_truncation_ties(xp.to_numpy(s), r, default_tie_eps(xp.np_dtype(s.dtype)))
     return xp.arange(r, dtype=int64)
 
 
-
 __all__ = [
+    "adjugate_p",
+    "cut_inverse_p",
+    "degeneracy_check_p",
+    "degeneracy_guard_p",
     "truncation_indices_p",
     "broadened_inverse_p",
     "cholesky_p",
@@ -845,6 +992,7 @@ __all__ = [
     "eigvalsh_p",
     "expm_frechet_p",
     "expm_p",
+    "funm_p",
     "inv_p",
     "qr_p",
     "slogdet_p",

@@ -1,4 +1,4 @@
-"""``tenferro.linalg``: decompositions, solves and norms with correct derivatives.
+"""``tenferro.linalg.dense``: decompositions, solves and norms with correct derivatives.
 
 Every function works on the last two axes and is batched over the leading ones, for real and
 complex inputs (integers are converted to float64, as NumPy does). They lower to the
@@ -7,10 +7,17 @@ mode, forward mode, Hessian-vector products, in eager and traced mode.
 
 What makes these derivatives usable for tensor networks (details in ``design/linalg.md``):
 
-* **Degenerate spectra.** ``svd`` and ``eigh`` broaden ``1/(s_j^2 - s_i^2)`` and ``1/s`` with a
-  Lorentzian of relative width ``eps`` (default 1e-10 in double precision, 1e-4 in single):
-  gradients of gauge-invariant losses on exactly degenerate spectra (repeated singular values,
-  blocks of exact zeros) are finite and agree with finite differences.
+* **Degenerate spectra.** In ``svd`` and ``eigh`` derivatives, ``1/(s_j - s_i)``,
+  ``1/(s_i + s_j)`` and ``1/s`` are exact except on *ties*, values closer than ``eps`` times
+  the largest (default 1e-10 in double precision, 1e-4 in single), where they are cut to 0.
+  Gradients of gauge-invariant losses (symmetric functions of whole multiplets, projectors
+  onto them, ``U_k Vh_k``) are then exact on exactly degenerate spectra; near (resolved)
+  degeneracies every loss is exact. A loss that depends on the basis inside a degenerate
+  subspace, or on individual values of a multiplet, has no derivative there that the factors
+  can express: the backward pass says so with a ``DegeneracyWarning``
+  (``TENFERRO_DEGENERACY=raise|warn|ignore``). Functions of Hermitian matrices (``funm``,
+  ``sqrtm``, ``logm``, ``powm`` in ``matfuncs``; ``expm(hermitian=True)``) are exact at every
+  degeneracy.
 * **Truncation is slicing.** ``svd(a, max_rank=..., cutoff=..., relative_cutoff=...)`` computes
   the thin SVD and slices it, so the gradient contains the coupling between kept and discarded
   singular vectors (the textbook truncated-only adjoint misses it and is wrong whenever the
@@ -37,10 +44,12 @@ from typing import NamedTuple
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.primitives.degeneracy import check_truncation_ties, checks_on, default_tie_eps
+from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError
+from ..errors import ConcretizationError, DTypeError, ShapeError, SingularMatrixError
 from ..ops import (
     abs,
     abs2,
@@ -67,6 +76,7 @@ __all__ = [
     "LQResult",
     "QRResult",
     "SVDResult",
+    "SingularMatrixError",
     "SlogdetResult",
     "cholesky",
     "default_eps",
@@ -138,17 +148,16 @@ def _matrix(op: str, a, *, square: bool = False) -> Tensor:
 
 
 def default_eps(dtype) -> float:
-    """Default relative Lorentzian width for ``svd``/``eigh`` derivatives: 1e-10 in double
-    precision, 1e-4 in single.
+    """Default tie tolerance of ``svd``/``eigh`` derivatives, relative to the largest value:
+    1e-10 in double precision, 1e-4 in single.
 
-    Exactly degenerate values come out of LAPACK split by a few ulps: the split
-    ``d = (s_j^2 - s_i^2) / s_max^2`` is ~1e-16..1e-13 (growing with the matrix size). The
-    broadened ``d/(d^2 + eps^2)`` is then ~d/eps^2, and it multiplies a cotangent that is only
-    zero up to rounding (~1e-16) for a gauge-invariant loss: eps = 1e-12 leaves ~1e-7 relative
-    noise in such gradients (measured; worse for large matrices), eps = 1e-10 leaves ~1e-12.
-    The price is a relative bias (eps/d)^2 on genuinely split pairs: 1e-8 at d = 1e-6.
+    Values closer than ``eps * max`` are treated as exactly degenerate. LAPACK splits exact
+    degeneracies by rounding (1e-16..1e-13 relative, growing with the matrix size); resolved
+    splits get the exact ``1/d``, whose rounding noise in a gauge-invariant gradient is
+    ~1e-16/d, at most ~1e-6 just above the tolerance. Splits below it are ties: exact for
+    gauge-invariant losses, reported (``DegeneracyWarning``) for the others.
     """
-    return 1e-4 if np.dtype(dtype) in (np.dtype("float32"), np.dtype("complex64")) else 1e-10
+    return default_tie_eps(dtype)
 
 
 def _eps(eps, dtype) -> float:
@@ -164,6 +173,31 @@ def _mH(x: Tensor) -> Tensor:
     return conj(swapaxes(x, -1, -2))
 
 
+# ------------------------------------------------------------------- graph files
+def _declare_graph_param_kinds() -> None:
+    """What the parameters of the degeneracy and matrix-function primitives may hold in a graph
+    file (the table lives in tenferro/traced/graph_params.py; these are declared from here)."""
+    from chainrules.primitives.degeneracy import ADVICE, PARTS
+    from chainrules.primitives.spectral import FUNCTIONS
+
+    from ..traced import graph_params as gp
+
+    def one_of(names):
+        def check(v, _):
+            if type(v) is not str or v not in names:
+                raise gp.BadParam(f"expected one of {', '.join(names)}, got {v!r}")
+
+        return check
+
+    check = {"op": one_of(tuple(ADVICE)), "parts": gp._tuple_of(one_of(PARTS)), "eps": gp.REAL}
+    gp.PARAM_KINDS.setdefault("degeneracy_guard", check)
+    gp.PARAM_KINDS.setdefault("degeneracy_check", check)
+    gp.PARAM_KINDS.setdefault("funm", {"fn": one_of(tuple(FUNCTIONS)), "power": gp.OPT_REAL})
+
+
+_declare_graph_param_kinds()
+
+
 # --------------------------------------------------------------------------- SVD
 def truncation_rank(s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
     """How many singular values to keep, decided from concrete (descending) values ``s``.
@@ -172,22 +206,10 @@ def truncation_rank(s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
     ``relative_cutoff * s_max``, but keeps at least one. For a batch (``s`` of shape
     (..., k)) the rank is the largest over the batch, so no matrix loses a value its own
     criterion keeps. This is the one place where a truncated SVD looks at data (traced mode
-    resolves it at run time).
+    resolves it at run time with the same rule: ``chainrules.primitives.linalg.truncation_rank``).
     """
-    s = np.asarray(s)
-    k = s.shape[-1]
-    if k == 0:
-        return 0
-    keep = np.ones(s.shape, dtype=bool)
-    if cutoff is not None:
-        keep &= s >= cutoff
-    if relative_cutoff is not None:
-        keep &= s >= relative_cutoff * s[..., :1]
-    r = int(keep.sum(-1).max()) if keep.size else k
-    r = builtins.max(r, 1)
-    if max_rank is not None:
-        r = builtins.min(r, int(max_rank))
-    return r
+    values = np.asarray(stop_gradient(s) if isinstance(s, Tensor) else s)
+    return _truncation_rule(np, values, max_rank, cutoff, relative_cutoff)
 
 
 def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
@@ -199,17 +221,31 @@ def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
         raise ShapeError(f"svd: relative_cutoff must lie in [0, 1], got {relative_cutoff!r}.")
 
 
-def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff):
+def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
     """The rank of a truncated SVD: an int, or, when the singular values are only known at
     run time (traced mode), the indices ``arange(r)`` of a ``truncation_indices`` node whose
-    length is a symbolic size. Only cutoffs need the values of ``s``."""
+    length is a symbolic size. Only cutoffs need the values of ``s``; when they are concrete
+    a cut through a degenerate multiplet is reported (``DegeneracyWarning``)."""
     k = s.shape[-1]
-    if cutoff is None and relative_cutoff is None:
-        return builtins.min(k, int(max_rank)) if isinstance(k, int) else _dynamic_rank(
-            s, max_rank, cutoff, relative_cutoff)
     if not _is_concrete(s):
+        if cutoff is None and relative_cutoff is None and isinstance(k, int):
+            return builtins.min(k, int(max_rank))
         return _dynamic_rank(s, max_rank, cutoff, relative_cutoff)
-    return truncation_rank(np.asarray(stop_gradient(s)), max_rank, cutoff, relative_cutoff)
+    by_rank_alone = cutoff is None and relative_cutoff is None
+    if by_rank_alone:
+        if not checks_on(str(s.device) == "cpu"):
+            # on an accelerator a rank-only truncation reads nothing back (explicit transfers)
+            return builtins.min(k, int(max_rank))
+        try:  # only for the tie check: under vmap there is one spectrum per batch member
+            values = np.asarray(stop_gradient(s))
+        except ConcretizationError:
+            return builtins.min(k, int(max_rank))  # (the backward check still runs)
+    else:
+        values = np.asarray(stop_gradient(s))
+    r = truncation_rank(values, max_rank, cutoff, relative_cutoff)
+    if checks_on(True):  # the values are on the host now
+        check_truncation_ties(values, r, eps)
+    return r
 
 
 def _is_concrete(x) -> bool:
@@ -253,9 +289,12 @@ def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: flo
     ``full_matrices=True`` returns square U and Vh (their extra columns/rows span the
     orthogonal complements; their derivative keeps them orthogonal and rotates nothing within
     the complement). Truncation (thin SVD only): keep at most ``max_rank`` values and drop those
-    below ``cutoff`` or below ``relative_cutoff * S[0]`` (see ``truncation_rank``). ``eps`` is
-    the relative Lorentzian width of the derivative (``default_eps``). Gauge: the
-    largest-magnitude entry of each column of ``V = Vh^H`` is real and positive.
+    below ``cutoff`` or below ``relative_cutoff * S[0]`` (see ``truncation_rank``). A
+    truncation that keeps part of a degenerate multiplet keeps exactly the requested number
+    of values (LAPACK's arbitrary part of the multiplet) and is reported
+    (``DegeneracyWarning``). ``eps`` is the relative tie tolerance of the derivative
+    (``default_eps``). Gauge: the largest-magnitude entry of each column of ``V = Vh^H`` is
+    real and positive.
     Returns ``SVDResult(U, S, Vh)`` (or ``S`` with ``compute_uv=False``).
     """
     a = _matrix("svd", a)
@@ -270,11 +309,11 @@ def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: flo
     if not compute_uv:
         s = svdvals(a, eps=eps)
         if truncating:
-            s = _truncate(s, _decide_rank(s, max_rank, cutoff, relative_cutoff), -1)
+            s = _truncate(s, _decide_rank(s, max_rank, cutoff, relative_cutoff, eps), -1)
         return s
     u, s, vh = bind(P.svd_p, a, full_matrices=bool(full_matrices), eps=eps)
     if truncating:
-        r = _decide_rank(s, max_rank, cutoff, relative_cutoff)
+        r = _decide_rank(s, max_rank, cutoff, relative_cutoff, eps)
         u, s, vh = _truncate(u, r, -1), _truncate(s, r, -1), _truncate(vh, r, -2)
     return SVDResult(u, s, vh)
 
@@ -330,7 +369,14 @@ def eigh(a, eps: float | None = None) -> EighResult:
     """Eigen-decomposition of the Hermitian part of ``a`` (ascending eigenvalues).
 
     Gauge: the largest-magnitude entry of each eigenvector is real and positive. ``eps``: the
-    relative Lorentzian width of the derivative (``default_eps``)."""
+    relative tie tolerance of the derivative (``default_eps``).
+
+    To apply a function to a Hermitian matrix, call ``funm`` (or ``expm(a, hermitian=True)``,
+    ``sqrtm``, ``logm``, ``powm``) instead of composing ``eigh`` with an elementwise function:
+    ``V diag(f(w)) V^H`` is smooth, but at a degenerate spectrum its derivative needs the
+    divided differences of ``f`` that only ``funm`` computes; through ``eigh`` it is reported
+    as undetermined (``DegeneracyWarning``). Gradients of losses that use whole eigenspaces
+    (projectors, symmetric functions of a multiplet's eigenvalues) are exact at degeneracies."""
     a = _matrix("eigh", a, square=True)
     w, v = bind(P.eigh_p, a, eps=_eps(eps, a.dtype))
     return EighResult(w, v)
@@ -379,19 +425,23 @@ def solve(a, b) -> Tensor:
 
 
 def inv(a) -> Tensor:
-    """Matrix inverse."""
+    """Matrix inverse. A singular matrix raises ``SingularMatrixError`` (use ``pinv``)."""
     a = _matrix("inv", a, square=True)
     return bind(P.inv_p, a)
 
 
 def det(a) -> Tensor:
-    """Determinant (its derivative needs an invertible matrix)."""
+    """Determinant. Its derivative is the adjugate (``tr(adj(A) dA)``), exact and finite at
+    every rank: at rank n - 1 it is the rank-one adjugate, at rank <= n - 2 it is 0. Second
+    derivatives need an invertible matrix (``SingularMatrixError`` otherwise)."""
     a = _matrix("det", a, square=True)
     return bind(P.det_p, a)
 
 
 def slogdet(a) -> SlogdetResult:
-    """``(sign, log|det|)``; ``sign`` is a unit-modulus complex number for complex input."""
+    """``(sign, log|det|)``; ``sign`` is a unit-modulus complex number for complex input.
+    At a singular matrix the values are ``(0, -inf)``; the derivative there is infinite and
+    raises ``SingularMatrixError`` (``det`` itself is differentiable everywhere)."""
     a = _matrix("slogdet", a, square=True)
     sign, logabs = bind(P.slogdet_p, a)
     return SlogdetResult(sign, logabs)
@@ -421,9 +471,17 @@ def pinv(a, rtol: float | None = None, hermitian: bool = False) -> Tensor:
     return matmul(_mH(vh) * expand_dims(astype(sinv, a.dtype), -2), _mH(u))
 
 
-def expm(a) -> Tensor:
-    """Matrix exponential (scaling and squaring with Pade approximants). Its derivative is the
-    Frechet derivative ``expm_frechet``, itself differentiable to any order."""
+def expm(a, hermitian: bool = False) -> Tensor:
+    """Matrix exponential.
+
+    General matrices: scaling and squaring with Pade approximants; the derivative is the
+    Frechet derivative ``expm_frechet``, itself differentiable to any order.
+    ``hermitian=True``: exp of the Hermitian part of ``a`` through its eigendecomposition
+    (``funm(a, "exp")``), faster, and exact to every order at any degeneracy."""
+    if hermitian:
+        from .matfuncs import funm
+
+        return funm(a, "exp")
     a = _matrix("expm", a, square=True)
     return bind(P.expm_p, a)
 

@@ -64,6 +64,8 @@ LINALG = {
     "default_eps", "det", "eigh", "eigvalsh", "expm", "inv", "lq", "matrix_rank", "norm",
     "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "truncation_rank",
     "EigResult", "eig", "eigvals", "matrix_power",  # general eigenproblem, matrix powers
+    "funm", "logm", "powm", "sqrtm",  # functions of Hermitian matrices, exact at degeneracies
+    "SingularMatrixError",  # also in tenferro.errors: raised by inv, solve, cholesky
     "LinearOperator", "eigs", "eigsh", "expm_multiply", "linsolve", "randomized_svd", "svds",
 }
 

@@ -69,3 +69,18 @@ def rel_err(got, want) -> float:
 def herm_form(psi, h):
     """Re psi^H H psi for a vector psi (a tensor) and a NumPy Hermitian H."""
     return tf.real(tf.sum(tf.conj(psi) * (T(h) @ psi)))
+
+
+def fd_gradient_extrapolated(loss, a, h=1e-4):
+    """``fd_gradient`` at steps h and h/2, Richardson-extrapolated: error O(h^4) instead of
+    O(h^2), so a step well above any near-degenerate split (1e-4) is still accurate."""
+    g1 = fd_gradient(loss, a, h)
+    g2 = fd_gradient(loss, a, h / 2)
+    return (4 * g2 - g1) / 3
+
+
+def split_pair(svals, i, split):
+    """A copy of ``svals`` with entry ``i`` raised by ``split`` (a near-degenerate pair)."""
+    out = [float(v) for v in svals]
+    out[i] += split
+    return out

@@ -3,7 +3,8 @@ eigenvalues. Gauge-invariant losses must have finite gradients equal to finite d
 
 "Gauge-invariant" here means invariant under the rotations the degeneracy allows: symmetric
 functions of the values of a whole multiplet, projectors onto whole multiplets (U_k U_k^H), and
-U_k V_k^H (U and V rotated together). See design/linalg.md for what cannot be exact.
+U_k V_k^H (U and V rotated together). See design/linalg.md for what cannot be exact, and
+test_degenerate_exact.py for near degeneracies and the losses that are reported instead.
 """
 
 import numpy as np
@@ -85,7 +86,7 @@ def test_svd_degenerate_forward_mode(dtype, rng):
 @pytest.mark.parametrize("scale", [1e-6, 1.0, 1e6])
 def test_degenerate_gradient_independent_of_normalisation(scale, rng):
     """eps is relative to the largest singular value: rescaling the matrix rescales the
-    gradient exactly, with no noise from an absolute broadening width."""
+    gradient exactly, with no noise from an absolute tie width."""
     a = with_singular_values(rng, 6, 5, SPECTRA["repeated"], "float64")
     loss = _losses(6, 5, "float64", rng)["projectors"]
     g1 = tf.grad(loss)(T(a)).numpy()
@@ -110,7 +111,7 @@ def test_hvp_of_sum_of_top_values_on_degenerate_spectrum(rng):
 
 
 def test_product_broadening_of_the_brief_fails_joint_uv_loss(rng):
-    """Why E = 1/(s_j - s_i) and D = 1/(s_j + s_i) are broadened separately: broadening the
+    """Why E = 1/(s_j - s_i) and D = 1/(s_j + s_i) are treated separately: broadening the
     product F = 1/(s_j^2 - s_i^2) sets the whole within-block rotation to zero, but the
     relative rotation of U and V inside a degenerate block is finite and determined; the
     derivative of U_k V_k^H (a gauge-invariant function) then comes out wrong. The reference

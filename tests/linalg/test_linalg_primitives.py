@@ -70,8 +70,43 @@ def test_expm_frechet(dtype, rng):
                 atol=1e-7)
 
 
+def test_cut_inverse_convention(rng):
+    """F = 1/d where |d| > w, 0 on ties (|d| <= w); dF/dd = -F^2 (exact off the cut, 0 on it),
+    dF/dw = 0."""
+    d = np.array([0.0, 0.5, -1.3, 2.0, 1e-20, 2e-6, -1e-6])
+    w = np.full(7, 1e-6)
+    f = bind(P.cut_inverse_p, T(d), T(w)).numpy()
+    np.testing.assert_allclose(f[[1, 2, 3, 5]], 1 / d[[1, 2, 3, 5]], rtol=1e-15)
+    assert f[0] == 0.0 and f[4] == 0.0 and f[6] == 0.0
+    t = np.ones(7)
+    _, df = tf.jvp(lambda x: bind(P.cut_inverse_p, x, T(w)), (T(d),), (T(t),))
+    np.testing.assert_allclose(df.numpy(), -f**2, rtol=1e-15)
+    dd = T(np.array([0.5, -1.3, 2.0]))
+    check_grads(lambda x: bind(P.cut_inverse_p, x, T(np.full(3, 1e-3))), (dd,), order=3)
+    _, dw = tf.jvp(lambda y: bind(P.cut_inverse_p, dd, y), (T(np.full(3, 1e-3)),),
+                   (T(np.ones(3)),))
+    assert np.all(dw.numpy() == 0)
+
+
+def test_degeneracy_guard_and_check_are_identities(rng):
+    """Linear identities in the quantities; each transposes to the other; forward mode of a
+    check checks the tangent (so Hessian-vector products are inspected too)."""
+    s = T(np.array([3.0, 2.0, 1.0]))
+    x, y = T(rand(rng, (3,), "float64")), T(rand(rng, (3, 3), "complex128"))
+    for prim in (P.degeneracy_guard_p, P.degeneracy_check_p):
+        out = bind(prim, x, y, s, op="svd", parts=("values", "rotation"), eps=1e-10)
+        np.testing.assert_array_equal(out[0].numpy(), x.numpy())
+        np.testing.assert_array_equal(out[1].numpy(), y.numpy())
+        check_transpose(lambda p, q, prim=prim: bind(prim, p, q, s, op="svd",
+                                                     parts=("values", "rotation"), eps=1e-10),
+                        (x, y))
+        check_grads(lambda p, prim=prim: bind(prim, p, s, op="eigh", parts=("values",),
+                                              eps=1e-10)[0], (x,), order=2)
+
+
 def test_broadened_inverse_convention(rng):
-    """F = d/(d^2 + w^2); dF/dd is taken as -F^2 (the derivative of 1/d at the broadened
+    """(Kept so that graphs saved by earlier versions load; no rule uses it now.)
+    F = d/(d^2 + w^2); dF/dd is taken as -F^2 (the derivative of 1/d at the broadened
     value), which agrees with finite differences where |d| >> w, and is exactly 0 at d = 0."""
     d = np.array([0.0, 0.5, -1.3, 2.0, 1e-20])
     w = np.full(5, 1e-6)
@@ -97,7 +132,8 @@ def test_every_linalg_primitive_is_exercised():
     names = {p.name for p in vars(lp).values() if isinstance(p, chainrules.Primitive)}
     assert names == {"svd", "svdvals", "eigh", "eigvalsh", "qr", "cholesky", "triangular_solve",
                      "solve", "inv", "det", "slogdet", "expm", "expm_frechet",
-                     "broadened_inverse", "truncation_indices"}
+                     "broadened_inverse", "truncation_indices", "cut_inverse", "adjugate",
+                     "degeneracy_guard", "degeneracy_check", "funm"}
 
 
 @pytest.mark.parametrize("name", ["svd", "qr", "eigh", "cholesky", "inv", "det", "slogdet",

@@ -238,7 +238,7 @@ def test_matrix_rank(rng):
 
 
 def test_eps_is_relative_to_the_spectrum_scale(rng):
-    """Scaling A scales every derivative predictably: the broadening is relative."""
+    """Scaling A scales every derivative predictably: the tie tolerance is relative."""
     a = rand(rng, (5, 4), "float64")
     h = hermitian(rng, 5, "float64")
     g1 = tf.grad(_loss_u_only(h))(T(a)).numpy()

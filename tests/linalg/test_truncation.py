@@ -168,3 +168,21 @@ def test_truncation_by_cutoff_under_grad_and_tape(rng):
     g = tf.grad(loss)(T(a)).numpy()
     np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-12)
     assert rel_err(g, fd_gradient(loss, a)) < 1e-6
+
+
+def test_truncation_rank_of_a_differentiated_tensor(rng):
+    """The rank is read from values that carry a derivative (under grad and jvp): it looks
+    through them (stop_gradient) instead of refusing to convert a traced value."""
+    a = rng.standard_normal((5, 4))
+    ranks = []
+
+    def loss(x):
+        s = la.svdvals(x)
+        r = la.truncation_rank(s, relative_cutoff=0.3)
+        ranks.append(r)
+        return tf.sum(s[:r])
+
+    tf.grad(loss)(tf.tensor(a))
+    tf.jvp(loss, (tf.tensor(a),), (tf.tensor(a),))
+    s = np.linalg.svd(a, compute_uv=False)
+    assert ranks == [int((s >= 0.3 * s[0]).sum())] * 2
