@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .autodiff.reverse import vjp
+from .errors import check_callable
 from .linalg import _iterative as it
 from .linalg.krylov import ConvergenceWarning, _carries, implicit
 from .ops import astype, concatenate, reshape, stop_gradient, tensor_of
@@ -85,6 +86,7 @@ def fixed_point(f, x0, *params, tol: float = 1e-10, maxiter: int = 1000, gauge_f
     does not depend on ``x0`` (it gets no gradient). In a traced graph (``jit``) the forward
     runs ``maxiter`` iterations and the adjoint ``adjoint_maxiter`` Neumann steps.
     Returns x* (and ``FixedPointInfo`` with ``return_info=True``)."""
+    check_callable("fixed_point", f)
     if solver not in ("gmres", "iteration"):
         raise ValueError(f"fixed_point: solver must be 'gmres' or 'iteration', got {solver!r}.")
     x_leaves, x_tree = tree_flatten(x0)

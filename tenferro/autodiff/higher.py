@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from ..batching import vmap
 from ..core.dispatch import dispatch
+from ..errors import GradientError, check_callable
 from ..ops import moveaxis, reshape
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .forward import jvp
-from .reverse import grad, vjp
+from .reverse import _argnums, check_inexact_args, grad, vjp
 
 
 def hvp(f, primals, tangents):
     """Hessian-vector product by forward-over-reverse: ``jvp(grad(f))``. One forward-mode pass
     through the reverse pass; never forms the Hessian. Returns H @ tangents (same structure
     as the primals)."""
+    check_callable("hvp", f)
     primals, tangents = tuple(primals), tuple(tangents)
     nums = tuple(range(len(primals)))
     g = grad(f, argnums=nums)
@@ -28,6 +30,23 @@ def _basis(x):
     shape ``(x.size,) + x.shape``."""
     n = x.size
     return reshape(dispatch.eye_like(x, n, x.dtype), (n,) + tuple(x.shape))
+
+
+def _checked_nums(name, f, argnums) -> tuple:
+    check_callable(name, f)
+    return (argnums,) if isinstance(argnums, int) and not isinstance(argnums, bool) else \
+        _argnums(name, argnums)
+
+
+def _checked_args(name, args, nums) -> list:
+    """The arguments as tensors; differentiated ones must exist and be float or complex (an
+    integer input's derivative would silently be zero)."""
+    for n in nums:
+        if not -len(args) <= n < len(args):
+            raise GradientError(f"{name}: argnums {n} but only {len(args)} positional args.")
+    args = [tensor_of(a) for a in args]
+    check_inexact_args(name, [args[n] for n in nums], nums)
+    return args
 
 
 def _batch_last(j, out_shape, in_shape):
@@ -43,10 +62,10 @@ def jacfwd(f, argnums=0):
     result has shape ``out.shape + in.shape``. Complex inputs are treated as holomorphic
     directions."""
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    nums = _checked_nums("jacfwd", f, argnums)
 
     def jac(*args):
-        args = [tensor_of(a) for a in args]
+        args = _checked_args("jacfwd", args, nums)
         res = []
         for n in nums:
             x = args[n]
@@ -76,10 +95,10 @@ def jacrev(f, argnums=0):
     ``out + in``). For complex inputs rows are the conjugate-convention gradients of each real
     output."""
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    nums = _checked_nums("jacrev", f, argnums)
 
     def jac(*args):
-        args = [tensor_of(a) for a in args]
+        args = _checked_args("jacrev", args, nums)
 
         def fn(*diff):
             full = list(args)

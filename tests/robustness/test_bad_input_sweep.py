@@ -73,8 +73,6 @@ KNOWN_GAPS = {
     "arange", "linspace",  # tensor or sequence start/stop
     "array_split", "split",  # tensor/float sections
     "autograd_grad", "select", "ncon", "tensordot",  # non-sequence list arguments
-    "fixed_point",  # non-callable f (tenferro/fixed_point.py: krylov's file)
-    "hessian", "hvp", "jacfwd", "jacrev",  # argnums/f checks (autodiff/higher.py: vmap's file)
     "norm",  # a non-number ord
     "normal", "uniform",  # non-number parameters reach NumPy's generator
     "pad", "roll", "take", "scatter_add",  # ragged lists / non-int widths and shifts

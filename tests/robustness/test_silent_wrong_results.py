@@ -102,6 +102,9 @@ def test_grad_with_respect_to_an_integer_input_raises(arg):
         tf.grad(lambda x: (x * 1.0).sum())(arg)
     with pytest.raises(DTypeError, match="argument 0"):
         tf.value_and_grad(lambda x: (x * 1.0).sum())(arg)
+    for jac in (tf.jacfwd, tf.jacrev, tf.hessian):  # Jacobians would silently be zero too
+        with pytest.raises(DTypeError, match=r"jac(fwd|rev): argument 0"):
+            jac(lambda x: (x * 1.0).sum())(arg)
 
 
 def test_static_tensor_arguments_to_jit_are_refused():
