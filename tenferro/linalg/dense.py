@@ -39,6 +39,7 @@ complex z is dL/dRe z + i dL/dIm z.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -163,9 +164,13 @@ def default_eps(dtype) -> float:
 def _eps(eps, dtype) -> float:
     if eps is None:
         return default_eps(dtype)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
+        raise DTypeError(f"eps must be a number (a relative tie tolerance), got "
+                         f"{type(eps).__name__} {eps!r:.40}.")
     eps = float(eps)
-    if not eps >= 0:
-        raise ShapeError(f"eps must be a non-negative float (a relative width), got {eps}.")
+    if not 0 <= eps < math.inf:
+        raise ShapeError(f"eps must be a finite non-negative float (a relative tie tolerance), "
+                         f"got {eps}.")
     return eps
 
 

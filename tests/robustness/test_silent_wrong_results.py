@@ -262,3 +262,10 @@ def test_traced_index_arrays_in_range_agree_with_eager(_backend, idx):
     np.testing.assert_array_equal(tf.jit(lambda x, i: x[i])(x, i).numpy(), x[i].numpy())
     f = lambda x, i: tf.scatter_add(x, i, tf.ones(len(idx)))  # noqa: E731
     np.testing.assert_array_equal(tf.jit(f)(x, i).numpy(), f(x, i).numpy())
+
+
+@pytest.mark.parametrize("eps", [float("inf"), float("nan"), -1.0, "1e-3", True])
+def test_svd_tie_tolerance_must_be_a_finite_non_negative_number(eps):
+    a = tf.tensor(np.eye(3))
+    with pytest.raises((ShapeError, DTypeError), match="eps must be"):
+        tf.linalg.svd(a, eps=eps)
