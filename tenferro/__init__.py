@@ -35,11 +35,12 @@ __version__ = "0.1.0"
 
 # Last, on purpose: autograd, nn, optim and symmetric (whose blocks are tenferro tensors) are
 # written against the names above (tf.* at call time).
-from . import autograd, nn, optim, symmetric  # noqa: E402
+from . import autograd, distributed, nn, optim, symmetric  # noqa: E402
 
 _api = [
     # submodules that are part of the API
-    "autograd", "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special", "symmetric",
+    "autograd", "distributed", "errors", "fft", "lax", "linalg", "nn", "optim", "pytree",
+    "special", "symmetric",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int32", "int64",
     # tensors and devices

@@ -17,7 +17,7 @@ import tenferro.special
 TENFERRO = {
     "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
     "add", "amax", "amin", "angle", "arange", "arctan", "arctan2", "argmax", "argmin",
-    "asarray", "astype", "atan", "atan2", "atleast_1d", "autograd_grad", "bool",
+    "asarray", "astype", "atan", "atan2", "atleast_1d", "autograd_grad", "bool", "distributed",
     "broadcast_shapes", "broadcast_to", "checkpoint", "checkpoint_loop", "clamp", "clip",
     "complex128", "complex64", "concat", "concatenate", "conj", "conjugate", "contract_path",
     "copy", "cos", "cosh", "cumsum", "custom_jvp", "custom_vjp", "default_device", "diag",
