@@ -6,7 +6,7 @@ import math
 
 import tenferro as tf
 
-from .optimizer import Optimizer, check_grad, from_real_view, real_view
+from .optimizer import Optimizer, from_real_view, real_view
 
 
 def _lerp(a, b, w: float):
@@ -39,26 +39,9 @@ class Adam(Optimizer):
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()`` if given
-        (evaluated with gradients enabled before the update)."""
-        loss = None
-        if closure is not None:
-            with tf.enable_grad():
-                loss = closure()
-        with tf.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    g = check_grad(self, p)
-                    if g is not None:
-                        self._update(p, g, group)
-        return loss
-
     def _update(self, p, g, group):
         lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
         wd = group["weight_decay"]
-        if group["maximize"]:
-            g = -g
         x = real_view(p.detach())
         g = real_view(g)
         st = self._state(p)

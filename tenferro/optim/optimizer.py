@@ -71,7 +71,24 @@ class Optimizer:
                 elif p.grad is not None:
                     p.grad = tf.zeros_like(p)
 
-    def step(self, closure=None):  # pragma: no cover - overridden
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()`` if given
+        (evaluated with gradients enabled before the update)."""
+        loss = None
+        if closure is not None:
+            with tf.enable_grad():
+                loss = closure()
+        with tf.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    g = check_grad(self, p)
+                    if g is not None:
+                        self._update(p, -g if group["maximize"] else g, group)
+        return loss
+
+    def _update(self, p, g, group) -> None:  # pragma: no cover - overridden
+        """Update parameter ``p`` in place from its gradient ``g`` (already negated when
+        maximizing), with the hyperparameters of its ``group``."""
         raise NotImplementedError
 
     def _state(self, p) -> dict:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import tenferro as tf
-
-from .optimizer import _REQUIRED, Optimizer, check_grad
+from .optimizer import _REQUIRED, Optimizer
 
 
 class SGD(Optimizer):
@@ -31,33 +29,17 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()`` if given
-        (evaluated with gradients enabled before the update)."""
-        loss = None
-        if closure is not None:
-            with tf.enable_grad():
-                loss = closure()
-        with tf.no_grad():
-            for group in self.param_groups:
-                lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
-                wd, nesterov = group["weight_decay"], group["nesterov"]
-                for p in group["params"]:
-                    g = check_grad(self, p)
-                    if g is None:
-                        continue
-                    if group["maximize"]:
-                        g = -g
-                    if wd != 0:
-                        g = g + wd * p
-                    if mom != 0:
-                        st = self._state(p)
-                        buf = st.get("momentum_buffer")
-                        if buf is None:
-                            buf = g.detach().clone()
-                        else:
-                            buf = buf * mom + (g if damp == 0 else g * (1 - damp))
-                        st["momentum_buffer"] = buf
-                        g = g + mom * buf if nesterov else buf
-                    p.sub_(g * lr)
-        return loss
+    def _update(self, p, g, group):
+        lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
+        if group["weight_decay"] != 0:
+            g = g + group["weight_decay"] * p
+        if mom != 0:
+            st = self._state(p)
+            buf = st.get("momentum_buffer")
+            if buf is None:
+                buf = g.detach().clone()
+            else:
+                buf = buf * mom + (g if damp == 0 else g * (1 - damp))
+            st["momentum_buffer"] = buf
+            g = g + mom * buf if group["nesterov"] else buf
+        p.sub_(g * lr)
