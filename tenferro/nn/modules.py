@@ -578,6 +578,14 @@ class Conv2d(_ConvNd):
     _fn = staticmethod(F.conv2d)
 
 
+def _affine_parameters(module, shape, weight: bool, bias: bool, dtype, device) -> None:
+    """A normalisation layer's affine ``weight`` (ones) and ``bias`` (zeros), each registered
+    as ``None`` when absent (as PyTorch does)."""
+    for name, on, fill in (("weight", weight, tf.ones), ("bias", bias, tf.zeros)):
+        module.register_parameter(name, Parameter(fill(shape, dtype=dtype, device=device))
+                                  if on else None)
+
+
 class LayerNorm(Module):
     """Normalises the trailing ``normalized_shape`` axes; affine weight 1 and bias 0."""
 
@@ -588,15 +596,8 @@ class LayerNorm(Module):
             normalized_shape)
         self.normalized_shape, self.eps = ns, eps
         dt = _dtype(dtype)
-        if elementwise_affine:
-            self.weight = Parameter(tf.ones(ns, dtype=dt, device=device))
-            if bias:
-                self.bias = Parameter(tf.zeros(ns, dtype=dt, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, ns, elementwise_affine, elementwise_affine and bias, dt,
+                           device)
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -610,12 +611,7 @@ class GroupNorm(Module):
         super().__init__()
         self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
         dt = _dtype(dtype)
-        if affine:
-            self.weight = Parameter(tf.ones((num_channels,), dtype=dt, device=device))
-            self.bias = Parameter(tf.zeros((num_channels,), dtype=dt, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, affine, dt, device)
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
@@ -629,12 +625,7 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.track_running_stats = track_running_stats
         dt = _dtype(dtype)
-        if affine:
-            self.weight = Parameter(tf.ones((num_features,), dtype=dt, device=device))
-            self.bias = Parameter(tf.zeros((num_features,), dtype=dt, device=device))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, affine, dt, device)
         if track_running_stats:
             self.register_buffer("running_mean", tf.zeros((num_features,), dtype=dt,
                                                           device=device))
