@@ -59,10 +59,16 @@ class DegeneracyWarning(TenferroError, UserWarning):
     """
 
 
-class SingularMatrixError(TenferroError, np.linalg.LinAlgError):
+class LinAlgError(TenferroError, np.linalg.LinAlgError):
+    """A decomposition or solve failed on the values it was given (a singular matrix, a matrix
+    that is not positive definite, an iteration that did not converge). The message names the
+    operation and its operands; NumPy's ``numpy.linalg.LinAlgError`` (a ``ValueError``) is
+    both a base class and the ``__cause__``, so code catching NumPy's error keeps working."""
+
+
+class SingularMatrixError(LinAlgError):
     """A matrix that must be invertible (``inv``, ``solve``, the derivative of ``slogdet``) or
-    positive definite (``cholesky``) is not. Also a ``numpy.linalg.LinAlgError``, so code that
-    catches NumPy's error keeps working."""
+    positive definite (``cholesky``) is not."""
 
 
 def fmt_aval(x) -> str:

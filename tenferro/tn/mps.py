@@ -23,6 +23,7 @@ and w the MPO dimension.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -414,3 +415,23 @@ def _check_mpo(mps, mpo):
     if mpo[0].shape[0] != 1 or mpo[-1].shape[1] != 1:
         raise ShapeError(f"mpo_expectation: MPO boundary bonds must have dimension 1, got "
                          f"{mpo[0].shape} and {mpo[-1].shape}.")
+
+
+def split_two_site(theta, max_rank, cutoff, right: bool):
+    """Split a two-site tensor ``theta[l, s, t, r]`` by a truncated SVD (``max_rank``, and
+    ``cutoff`` on the singular values normalised to a unit state) into two site tensors,
+    the singular values going right (centre moves right) or left. Returns ``(a, b,
+    discarded weight relative to the norm squared)``."""
+    Dl, d1, d2, Dr = theta.shape
+    u, s, vh = tf.linalg.svd(tf.reshape(theta, (Dl * d1, d2 * Dr)))
+    sv = np.asarray(tf.stop_gradient(s))
+    norm2 = float(np.sum(sv ** 2))
+    r = tf.linalg.truncation_rank(sv / math.sqrt(norm2) if norm2 > 0 else sv,
+                                  max_rank=max_rank, cutoff=cutoff)
+    disc = float(np.sum(sv[r:] ** 2)) / norm2 if norm2 > 0 else 0.0
+    u, s, vh = u[:, :r], s[:r], vh[:r]
+    if right:
+        return (tf.reshape(u, (Dl, d1, r)),
+                tf.reshape(s.astype(vh.dtype)[:, None] * vh, (r, d2, Dr)), disc)
+    return tf.reshape(u * s.astype(u.dtype)[None, :], (Dl, d1, r)), \
+        tf.reshape(vh, (r, d2, Dr)), disc

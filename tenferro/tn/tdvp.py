@@ -19,7 +19,6 @@ contractions; the environments are those of ``tenferro.tn.dmrg``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -31,7 +30,7 @@ from ..errors import ShapeError
 from ..linalg import LinearOperator, expm_multiply
 from .dmrg import _check as _check_mpo
 from .dmrg import _extend_left, _extend_right, _heff_apply, _two_site_mpo
-from .mps import _check_mps, mixed_canonicalize
+from .mps import _check_mps, mixed_canonicalize, split_two_site
 from .progress import Progress
 
 __all__ = ["TDVPResult", "tdvp"]
@@ -132,22 +131,6 @@ def _sweep1(st, tau, tol, kd):
     return 0.0
 
 
-def _split(theta, max_rank, cutoff, right):
-    Dl, d1, d2, Dr = theta.shape
-    u, s, vh = tf.linalg.svd(tf.reshape(theta, (Dl * d1, d2 * Dr)))
-    sv = np.asarray(tf.stop_gradient(s))
-    norm2 = float(np.sum(sv ** 2))
-    r = tf.linalg.truncation_rank(sv / math.sqrt(norm2) if norm2 > 0 else sv,
-                                  max_rank=max_rank, cutoff=cutoff)
-    disc = float(np.sum(sv[r:] ** 2)) / norm2 if norm2 > 0 else 0.0
-    u, s, vh = u[:, :r], s[:r], vh[:r]
-    if right:
-        return (tf.reshape(u, (Dl, d1, r)),
-                tf.reshape(s.astype(vh.dtype)[:, None] * vh, (r, d2, Dr)), disc)
-    return tf.reshape(u * s.astype(u.dtype)[None, :], (Dl, d1, r)), \
-        tf.reshape(vh, (r, d2, Dr)), disc
-
-
 def _sweep2(st, tau, tol, kd, max_rank, cutoff):
     """Two-site projector-splitting sweep (tau/2 each way); returns the discarded weight."""
     mps, mpo, L = st.mps, st.mpo, len(st.mps)
@@ -158,7 +141,7 @@ def _sweep2(st, tau, tol, kd, max_rank, cutoff):
         shape = tuple(theta.shape)
         mv = _heff_apply(st.Lenv[i], _two_site_mpo(mpo[i], mpo[i + 1]), st.R[i + 1], shape)
         theta = _evolve(mv, theta, half, tol, kd)
-        a, b, dw = _split(theta, max_rank, cutoff, True)
+        a, b, dw = split_two_site(theta, max_rank, cutoff, True)
         disc += dw
         mps[i] = a
         st.Lenv[i + 1] = _extend_left(st.Lenv[i], a, mpo[i])
@@ -171,7 +154,7 @@ def _sweep2(st, tau, tol, kd, max_rank, cutoff):
         shape = tuple(theta.shape)
         mv = _heff_apply(st.Lenv[i], _two_site_mpo(mpo[i], mpo[i + 1]), st.R[i + 1], shape)
         theta = _evolve(mv, theta, half, tol, kd)
-        a, b, dw = _split(theta, max_rank, cutoff, False)
+        a, b, dw = split_two_site(theta, max_rank, cutoff, False)
         disc += dw
         mps[i + 1] = b
         st.R[i] = _extend_right(st.R[i + 1], b, mpo[i + 1])

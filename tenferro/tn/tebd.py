@@ -16,7 +16,6 @@ made on the device of the MPS. Works on complex tensors; a real MPS is promoted 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -26,7 +25,7 @@ import tenferro as tf
 
 from ..errors import ShapeError
 from .mpo import spin_operators
-from .mps import _check_mps, mixed_canonicalize
+from .mps import _check_mps, mixed_canonicalize, split_two_site
 from .progress import Progress
 
 __all__ = ["TEBDResult", "heisenberg_bond_terms", "tebd", "tfim_bond_terms"]
@@ -103,25 +102,9 @@ def _gates(terms, tau, dtype, device):
 
 def _apply(mps, gate, i, right, max_rank, cutoff):
     """Gate on sites (i, i+1) with the centre on them; the centre moves right or left."""
-    a, b = mps[i], mps[i + 1]
-    Dl, d1, _ = a.shape
-    _, d2, Dr = b.shape
-    theta = tf.einsum("lsm,mtr->lstr", a, b)
+    theta = tf.einsum("lsm,mtr->lstr", mps[i], mps[i + 1])
     theta = tf.einsum("uvst,lstr->luvr", gate, theta)
-    m = tf.reshape(theta, (Dl * d1, d2 * Dr))
-    u, s, vh = tf.linalg.svd(m)
-    sv = np.asarray(tf.stop_gradient(s))
-    norm2 = float(np.sum(sv ** 2))
-    r = tf.linalg.truncation_rank(sv / math.sqrt(norm2) if norm2 > 0 else sv,
-                                  max_rank=max_rank, cutoff=cutoff)
-    disc = float(np.sum(sv[r:] ** 2)) / norm2 if norm2 > 0 else 0.0
-    u, s, vh = u[:, :r], s[:r], vh[:r]
-    if right:
-        mps[i] = tf.reshape(u, (Dl, d1, r))
-        mps[i + 1] = tf.reshape(s.astype(vh.dtype)[:, None] * vh, (r, d2, Dr))
-    else:
-        mps[i] = tf.reshape(u * s.astype(u.dtype)[None, :], (Dl, d1, r))
-        mps[i + 1] = tf.reshape(vh, (r, d2, Dr))
+    mps[i], mps[i + 1], disc = split_two_site(theta, max_rank, cutoff, right)
     return disc
 
 

@@ -25,7 +25,11 @@ class Executable:
             ]
         try:
             return self._fn(backend.xp, consts, *values)
-        except TenferroError:
+        except TenferroError as e:  # already named by the impl: add the user's line
+            eqn = failing_eqn(self._fn, self.program, e.__traceback__)
+            if eqn is not None and eqn.source and e.args and isinstance(e.args[0], str) \
+                    and "[at " not in e.args[0]:
+                e.args = (f"{e.args[0]} [at {eqn.source}]",) + tuple(e.args[1:])
             raise
         except Exception as e:  # wrapped as in eager mode: the op, its operands, the line
             eqn = failing_eqn(self._fn, self.program, e.__traceback__)
