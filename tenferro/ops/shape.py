@@ -94,18 +94,39 @@ def ravel(x) -> Tensor:
     return reshape(x, (-1,))
 
 
+_PERMUTATIONS = BoundedCache("transpose permutations", 4096)
+
+
 def transpose(x, axes=None) -> Tensor:
     """Permute axes (reverse them by default)."""
     x = tensor_of(x)
+    ndim = len(x.shape)
     if axes is None:
-        perm = tuple(range(x.ndim - 1, -1, -1))
+        key = (None, ndim)
     else:
-        perm = tuple(normalize_axis("transpose", a, x.ndim) for a in axes)
-        if sorted(perm) != list(range(x.ndim)):
-            raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {x.ndim} axes.")
-    if perm == tuple(range(x.ndim)):
+        key = _int_shape_key(tuple(axes) if axes.__class__ is list else axes)
+        if key is not None:
+            key = (key, ndim)
+    if key is None:  # axes that are not plain ints: validated every time
+        perm = _permutation(axes, ndim)
+    else:
+        perm = _PERMUTATIONS.get(key)
+        if perm is None:
+            perm = _PERMUTATIONS.put(key, _permutation(axes, ndim))
+    if perm is _SAME:
         return x
     return mark_view(bind(P.transpose_p, x, permutation=perm), x, "transpose")
+
+
+def _permutation(axes, ndim):
+    """The normalised permutation (errors named), or ``_SAME`` for the identity."""
+    if axes is None:
+        perm = tuple(range(ndim - 1, -1, -1))
+    else:
+        perm = tuple(normalize_axis("transpose", a, ndim) for a in axes)
+        if sorted(perm) != list(range(ndim)):
+            raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {ndim} axes.")
+    return _SAME if perm == tuple(range(ndim)) else perm
 
 
 permute_dims = transpose
