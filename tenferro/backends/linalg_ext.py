@@ -128,10 +128,8 @@ _LAPACK_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "complex6
 def _direct(a) -> bool:
     """A single non-empty matrix of a LAPACK dtype: call the driver directly (SciPy's
     wrappers re-query the workspace and check arguments on every call, which costs more than
-    the factorisation of a small matrix); batches go through SciPy. (The dtype test reads
-    ``dtype.char`` first: hashing a dtype costs more than a 4x4 factorisation's overhead.)"""
-    return (a.ndim == 2 and a.size > 0 and a.dtype.char in "fdFD"
-            and a.dtype in _LAPACK_DTYPES)
+    the factorisation of a small matrix); batches go through SciPy."""
+    return a.ndim == 2 and a.size > 0 and a.dtype in _LAPACK_DTYPES
 
 
 @functools.lru_cache(maxsize=256)
