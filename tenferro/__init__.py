@@ -33,12 +33,13 @@ from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
 
 __version__ = "0.1.0"
 
-# Last, on purpose: nn and optim are written against the names above (tf.* at call time).
-from . import nn, optim  # noqa: E402
+# Last, on purpose: autograd, nn, optim and symmetric (whose blocks are tenferro tensors) are
+# written against the names above (tf.* at call time).
+from . import autograd, nn, optim, symmetric  # noqa: E402
 
 _api = [
     # submodules that are part of the API
-    "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special",
+    "autograd", "errors", "fft", "lax", "linalg", "nn", "optim", "pytree", "special", "symmetric",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int32", "int64",
     # tensors and devices

@@ -26,6 +26,7 @@ from chainrules.primitives.elementwise import optimization_barrier_p
 
 from ..core.dispatch import bind, dispatch, state, top_trace
 from ..core.tensor import Tensor
+from ..errors import check_callable
 from ..ops._base import tensor_of
 from ..ops.creation import get_rng_state, set_rng_state
 from ..pytree import tree_flatten, tree_unflatten
@@ -166,6 +167,7 @@ def checkpoint(f=None, *, policy=None):
     """
     if f is None:
         return functools.partial(checkpoint, policy=policy)
+    check_callable("checkpoint", f)
     pol = _policy_fn(policy)
 
     @functools.wraps(f)
@@ -195,6 +197,7 @@ def checkpoint_loop(step, carry, n: int, segments: int | None = None, policy=Non
     """Run ``carry = step(carry)`` ``n`` times with ~sqrt(n) checkpointed segments, so the
     residuals kept for the backward pass grow like sqrt(n) instead of n, for about one extra
     forward pass of compute. ``carry`` may be a pytree of tensors."""
+    check_callable("checkpoint_loop", step)
     if n <= 0:
         return carry
     if segments is None:
@@ -244,6 +247,7 @@ class Residuals(list):
 def saved_residuals(f, *args) -> Residuals:
     """Run ``f`` under reverse mode and list what the backward pass keeps alive (each
     distinct saved array once, with the operation that saved it), and the total bytes."""
+    check_callable("saved_residuals", f)
     from ..core.dispatch import new_trace
     from .reverse import TapeTrace, TapeTracer, watch
 

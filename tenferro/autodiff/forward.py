@@ -13,7 +13,7 @@ from chainrules.dtypes import is_inexact
 from ..core.calls import bind_call, check_closure_operands
 from ..core.dispatch import Trace, bind_list, dispatch, new_trace
 from ..core.tracer import PrimalTracer
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -94,6 +94,7 @@ def jvp(f, primals, tangents, has_aux: bool = False):
 
     ``primals`` and ``tangents`` are tuples (pytrees) of the same structure.
     """
+    check_callable("jvp", f)
     pflat, ptree = tree_flatten(tuple(primals))
     tflat, ttree = tree_flatten(tuple(tangents))
     if ptree != ttree:

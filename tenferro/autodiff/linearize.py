@@ -13,7 +13,7 @@ from chainrules import ShapedArray, Zero, aval_of
 from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import bind_list, dispatch, new_trace
-from ..errors import ShapeError
+from ..errors import NonLinearError, ShapeError, check_callable
 from ..ir.eval import eval_program
 from ..ir.transpose import transpose_program
 from ..ops._base import tensor_of
@@ -24,6 +24,7 @@ from .forward import JVPTrace, JVPTracer
 
 def linearize(f, *primals):
     """``(f(*primals), jvp_fn)``; ``jvp_fn(*tangents)`` applies the Jacobian at ``primals``."""
+    check_callable("linearize", f)
     flat, tree = tree_flatten(primals)
     flat = [tensor_of(p) for p in flat]
     got = {}
@@ -60,6 +61,7 @@ def linear_transpose(f_lin, *primals):
     Returns ``ft(ct) -> tuple of input cotangents``. Raises ``NonLinearError`` naming the
     first operation that is not linear in the inputs.
     """
+    check_callable("linear_transpose", f_lin)
     flat, tree = tree_flatten(primals)
     avals = [ShapedArray(p.shape, p.dtype) for p in (tensor_of(x) for x in flat)]
     got = {}
@@ -71,6 +73,7 @@ def linear_transpose(f_lin, *primals):
     program = stage_linear(flat_f, avals)
     otree = got["tree"]
     transposed = transpose_program(program, [True] * len(avals))
+    _check_zero_at_zero(program, avals)
 
     def transposed_fn(ct):
         cflat, ctree = tree_flatten(ct)
@@ -82,3 +85,23 @@ def linear_transpose(f_lin, *primals):
         return tree_unflatten(tree, res)
 
     return transposed_fn
+
+
+def _check_zero_at_zero(program, avals):
+    """A linear map sends 0 to 0: an affine function (``x + 1``) passes the structural check
+    (``add`` is linear) but its transpose would silently drop the constant."""
+    import numpy as np
+
+    from ..core.eager import EagerTensor
+
+    zeros = [dispatch.full(a.shape, 0, a.dtype) for a in avals]
+    for k, r in enumerate(eval_program(program, zeros, bind_list)):
+        if r is None or type(r) is not EagerTensor or r._node is not None:
+            continue  # symbolic zero, or not a concrete value to inspect
+        v = np.asarray(r._backend.to_numpy(r._value))
+        if v.size and np.any(v != 0):
+            raise NonLinearError(
+                f"linear_transpose: the function is not linear: output {k} "
+                f"({r.dtype}, shape {tuple(r.shape)}) is not zero at zero inputs (it is affine, "
+                f"e.g. x + 1). Transpose its linear part (subtract f(0))."
+            )

@@ -16,7 +16,7 @@ from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import Trace, bind_list, dispatch, new_trace
 from ..core.tracer import PrimalTracer
-from ..errors import DTypeError, GradientError, ShapeError
+from ..errors import DTypeError, GradientError, ShapeError, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
 from .activity import accumulate, active_argnums, check_spec
@@ -117,6 +117,7 @@ def vjp(f, *primals, has_aux: bool = False, activity=None):
     ``activity``: one ``"active"``/``"const"`` per primal (default: all active). A const
     primal is never watched: nothing is recorded or computed backward for it, and
     ``vjp_fn`` returns ``None`` in its place (``tenferro.autodiff.activity``)."""
+    check_callable("vjp", f)
     const = [False] * len(primals)
     if activity is not None:
         const = [a == "const" for a in check_spec(activity, len(primals), "vjp")]
@@ -182,6 +183,38 @@ def _check_scalar_out(out):
         )
 
 
+def _argnums(name, argnums) -> tuple:
+    try:
+        nums = tuple(argnums)
+        if any(isinstance(n, bool) or not isinstance(n, int) for n in nums):
+            raise TypeError
+    except TypeError:
+        raise GradientError(f"{name}: argnums must be an int or a tuple of ints, got "
+                            f"{argnums!r:.40}.") from None
+    return nums
+
+
+def check_inexact_args(name: str, args, nums) -> None:
+    """Differentiating with respect to an integer or boolean input is a mistake (its
+    derivative would silently be zero): raise, as JAX does."""
+    for n, a in zip(nums, args):
+        for leaf in tree_flatten(a)[0]:
+            dt = getattr(leaf, "dtype", None)
+            if dt is None:
+                if isinstance(leaf, (bool, int)):
+                    dt = np.dtype(bool if isinstance(leaf, bool) else np.int64)
+                else:
+                    continue
+            dt = np.dtype(dt)
+            if dt.kind in "biu":
+                raise DTypeError(
+                    f"{name}: argument {n} has dtype {dt} (shape {tuple(np.shape(leaf))}); "
+                    f"derivatives are taken with respect to float or complex inputs only. Pass "
+                    f"a float value (e.g. x.astype(float), or 3.0 instead of 3), or leave the "
+                    f"argument out of argnums."
+                )
+
+
 def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
                    accumulate_into=None):
     """A function returning ``(f(*args), gradient)`` (``((value, aux), gradient)`` with aux).
@@ -192,7 +225,10 @@ def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
     (Enzyme's Duplicated shadows): the buffer itself for one differentiated argument, else a
     tuple with one buffer (or None) per differentiated argument; the returned gradients are
     those buffers. See ``tenferro.autodiff.activity``."""
+    check_callable("grad", f)
     single = isinstance(argnums, int) and activity is None
+    if activity is None and not isinstance(argnums, int):
+        _argnums("grad", argnums)  # a clear error now, not at the first call
 
     def wrapped(*args, **kwargs):
         nums = active_argnums(activity, argnums, len(args), "grad")
@@ -206,6 +242,7 @@ def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
                 full[n] = d
             return f(*full, **kwargs)
 
+        check_inexact_args("grad", [args[n] for n in nums], nums)
         res = vjp(partial, *[args[n] for n in nums], has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         _check_scalar_out(out)

@@ -30,8 +30,8 @@ import itertools
 from contextlib import nullcontext
 
 from ..core.dispatch import bind_list, default_device, dispatch
-from ..core.eager import _wrap
-from ..errors import GradientError
+from ..core.eager import _wrap, classify_failure
+from ..errors import GradientError, TenferroError
 from ..ir.eval import eval_program
 
 _SEQ = itertools.count()
@@ -240,7 +240,13 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
                         got[(id(node), i)] = (node, c)
                 if not any(p is not None and id(p[0]) in needed for p in node.parents):
                     continue
-            in_cts = node.backward(cts, ctx)
+            try:
+                in_cts = node.backward(cts, ctx)
+            except TenferroError as e:
+                _name_derivative(node, e)
+                raise
+            except Exception as e:
+                raise _derivative_error(node, e) from e
             for p, c in zip(node.parents, in_cts):
                 if p is not None and c is not None:
                     _accumulate(pending, heap, p[0], p[1], c, add)
@@ -249,6 +255,24 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
             for node in visited:
                 node.release()
     return got
+
+
+def _what(node) -> str:
+    name = getattr(node, "name", type(node).__name__)
+    return f"(while computing the derivative of '{name}' in the backward pass)"
+
+
+def _name_derivative(node, e) -> None:
+    """Name the user's operation whose derivative failed (the failing primitive inside its
+    derivative program, such as ``triangular_solve``, means nothing to the user)."""
+    if e.args and isinstance(e.args[0], str) and "while computing the derivative" not in (
+            e.args[0]):
+        e.args = (f"{e.args[0]} {_what(node)}",) + tuple(e.args[1:])
+
+
+def _derivative_error(node, e):
+    cls, hint = classify_failure(e)
+    return cls(f"{type(e).__name__}: {e} {_what(node)}. {hint}")
 
 
 def _run_hooks(by_index, cts, node, ctx) -> list:

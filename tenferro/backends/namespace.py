@@ -20,6 +20,11 @@ def generic_scatter_add(xp, operand, indices, updates, axis):
     n = operand.shape[axis]
     flat = xp.reshape(indices, (-1,))
     k = flat.shape[0]
+    if k and bool(xp.any((flat < -n) | (flat >= n))):  # NumPy's np.add.at raises too:
+        bad = int(xp.max(xp.where(flat >= n, flat, xp.min(flat))))  # a one-hot would drop it
+        bad = bad if bad >= n else int(xp.min(flat))
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    flat = xp.where(flat < 0, flat + n, flat)  # negative indices count from the end
     pre = 1
     for d in operand.shape[:axis]:
         pre *= d

@@ -52,18 +52,22 @@ class EagerTensor(Tensor):
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self) -> tuple:
+        """The sizes of the axes (a tuple of ints)."""
         return tuple(self._value.shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The NumPy dtype of the elements (whatever the backend's own dtype object)."""
         return self._backend.xp.np_dtype(self._value.dtype)
 
     @property
     def device(self) -> str:
+        """Where the data lives: "cpu", "cuda:N" or "strict:N"."""
         return self._backend.device
 
     @property
     def backend(self) -> Backend:
+        """The array backend (namespace bound to the device) holding the data."""
         return self._backend
 
     # ------------------------------------------------------------ Python values
@@ -80,8 +84,8 @@ class EagerTensor(Tensor):
 
     def _host_view(self) -> np.ndarray:
         a = self._backend.to_numpy(self._value)
-        if a is self._value or (a.base is not None and a.base is self._value):
-            a = a.view()
+        if a.flags.writeable:  # a view of the live buffer (or, per backend, maybe a copy):
+            a = a.view()  # never writable, so no write can bypass the version counter
             a.flags.writeable = False
         return a
 
@@ -94,6 +98,7 @@ class EagerTensor(Tensor):
         return a
 
     def item(self):
+        """The single element as a Python number (a host read; not differentiable)."""
         if self.size != 1:
             raise ShapeError(
                 f"item: only a one-element tensor converts to a Python scalar; got "
@@ -102,6 +107,7 @@ class EagerTensor(Tensor):
         return self._backend.to_numpy(self._value).reshape(()).item()
 
     def tolist(self):
+        """Nested Python lists of the elements (a host read; not differentiable)."""
         return self._backend.to_numpy(self._value).tolist()
 
     def __bool__(self):
@@ -137,6 +143,7 @@ class EagerTensor(Tensor):
     # --------------------------------------------------------- autograd surface
     @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded on the tape."""
         return self._node is not None
 
     @requires_grad.setter
@@ -144,6 +151,7 @@ class EagerTensor(Tensor):
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True):
+        """Start (or stop) recording operations on this leaf; returns the tensor."""
         if requires_grad:
             if self._node is None:
                 if not is_inexact(self.dtype):
@@ -164,10 +172,12 @@ class EagerTensor(Tensor):
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors not computed by a recorded operation (their ``.grad`` fills)."""
         return self._node is None or self._node.is_leaf
 
     @property
     def grad(self):
+        """The gradient accumulated by ``backward()`` (``None`` before)."""
         return self._grad
 
     @grad.setter
@@ -191,6 +201,7 @@ class EagerTensor(Tensor):
 
     @property
     def grad_fn(self):
+        """The recorded operation that produced this tensor (prints its name), or ``None``."""
         n = self._node
         return None if n is None or n.is_leaf else n
 
@@ -202,6 +213,7 @@ class EagerTensor(Tensor):
         return out
 
     def clone(self) -> EagerTensor:
+        """A copy with its own buffer; differentiable (the gradient passes through)."""
         return _tensor_mod._ops.copy(self)  # the Tensor surface forwards to tenferro.ops
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -302,9 +314,27 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
     if backend is None:  # host data (NumPy, Python) goes to the default device
         backend = ((not isinstance(x, (np.ndarray, np.generic)) and backend_of_array(x))
                    or get_backend(state.default_device))
-    if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
-        dtype = np.result_type(like.dtype, x)
-    return _wrap(backend.asarray(x, dtype=dtype), backend)
+    if x is None or isinstance(x, (str, bytes, dict, set, type, np.dtype)):
+        raise DTypeError(
+            f"expected a tensor, array or number, got {type(x).__name__} {x!r:.40}"
+            + (f" (next to a {like.dtype} tensor of shape {tuple(like.shape)})"
+               if like is not None else "") + "; pass a numeric value."
+        )
+    try:
+        if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
+            dtype = np.result_type(like.dtype, x)
+        arr = backend.asarray(x, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:  # ragged lists, huge ints, objects
+        raise DTypeError(
+            f"cannot convert the {type(x).__name__} {x!r:.40} to a tensor ({type(e).__name__}: "
+            f"{e}); give a number or a rectangular array of numbers."
+        ) from None
+    if getattr(arr.dtype, "kind", "f") not in "biufc":
+        raise DTypeError(
+            f"expected numeric data, got an array of dtype {arr.dtype}; tensors hold bool, "
+            f"integer, float or complex numbers (convert structured/object/string data first)."
+        )
+    return _wrap(arr, backend)
 
 
 # ------------------------------------------------------------------- the trace
@@ -354,6 +384,8 @@ class EvalTrace(Trace):
                 expected = _VALIDATED.get(sig)
             except TypeError:  # unhashable parameters: validate every call
                 sig = expected = None
+            if expected is None and "value" in params:  # data (full's fill value): no key
+                sig = None
             if expected is None:
                 expected = _check(prim, vals, params, backend)
                 if sig is not None:
@@ -364,7 +396,7 @@ class EvalTrace(Trace):
             raise
         except Exception as e:
             _check(prim, vals, params, backend)  # raises the clear error if inputs are bad
-            raise _impl_error(prim, vals, params, backend, e) from e
+            raise impl_error(prim, _avals(vals, backend), params, backend, e) from e
         out_backend = backend
         if prim.out_device is not None:  # a transfer: the output lives elsewhere
             out_backend = get_backend(prim.out_device(params))
@@ -430,12 +462,38 @@ def _check_outputs(prim, out, expected, backend):
             )
 
 
-def _impl_error(prim, vals, params, backend, e):
-    shapes = ", ".join(fmt_aval(a) for a in _avals(vals, backend))
-    return TenferroError(
+def impl_error(prim, avals, params, backend, e) -> TenferroError:
+    """The named error for an ``impl`` that raised on valid-looking operands (eager mode and
+    the graph executor alike): the operation, its operands, what NumPy said, and a hint."""
+    shapes = ", ".join(fmt_aval(a) for a in avals)
+    cls, hint = classify_failure(e)
+    return cls(
         f"{prim.name}({shapes}; {params_str(params)}) failed in the {backend.name} backend: "
-        f"{type(e).__name__}: {e}"
+        f"{type(e).__name__}: {e}. {hint}"
     )
+
+
+def classify_failure(e: BaseException):
+    """``(error class, hint)`` for an exception a backend raised on valid-looking operands."""
+    from ..errors import LinAlgError
+
+    cls, hint = TenferroError, (
+        "If the operands are valid, this is a bug in tenferro: please report it with this "
+        "message.")
+    if isinstance(e, np.linalg.LinAlgError) or type(e).__name__ == "LinAlgError":
+        cls, hint = LinAlgError, (
+            "The matrix is singular, not positive definite, or the algorithm did not converge "
+            "on these values: check the input for NaN/inf, regularise it (add eps * I), or use "
+            "a decomposition that handles rank deficiency (svd, lstsq, pinv).")
+    elif isinstance(e, MemoryError):
+        cls, hint = ShapeError, (
+            "The result does not fit in memory: reduce the sizes, work in slices, or use "
+            "einsum(..., max_memory=...) for contractions.")
+    elif isinstance(e, IndexError):
+        cls, hint = ShapeError, "An index is out of range: indices must lie within the axis sizes."
+    elif isinstance(e, (FloatingPointError, OverflowError, ZeroDivisionError)):
+        cls, hint = ShapeError, "The values overflow or divide by zero; rescale the input."
+    return cls, hint
 
 
 # ----------------------------------------------------------------- grad mode

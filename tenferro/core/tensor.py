@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError
+from ..errors import GradientError, ShapeError
 
 _ops = None  # tenferro.ops, set when it is imported (it needs this module first)
 
@@ -25,22 +25,35 @@ class Tensor:
     # ----------------------------------------------------------- abstract surface
     @property
     def shape(self) -> tuple:  # pragma: no cover - overridden
+        """The shape, a tuple of sizes (symbolic where only known at run time)."""
         raise NotImplementedError
 
     @property
     def dtype(self) -> np.dtype:  # pragma: no cover - overridden
+        """The NumPy dtype of the entries."""
         raise NotImplementedError
 
     @property
     def ndim(self) -> int:
+        """The number of axes (PyTorch's ``dim()``)."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements (NumPy's ``x.size``). The value is also callable as PyTorch's
+        ``x.size()`` (the shape) and ``x.size(d)`` (one dimension); see ``Size``."""
         n = 1
         for d in self.shape:
             n *= d
-        return n
+        return Size(n, self.shape) if type(n) is int else n
+
+    def numel(self) -> int:
+        """The number of elements (PyTorch's ``numel()``; NumPy's ``size``)."""
+        return int(self.size)
+
+    def dim(self) -> int:
+        """The number of axes (PyTorch's ``dim()``; NumPy's ``ndim``)."""
+        return len(self.shape)
 
     def __len__(self):
         if not self.shape:
@@ -142,57 +155,98 @@ class Tensor:
     def __getitem__(self, idx):
         return _ops.getitem(self, idx)
 
+    # in-place operators (rebinding this object; see ``_assign`` and ``_inplace``)
     def __setitem__(self, idx, value):
-        self._update(_ops.setitem(self, idx, value))
+        self._inplace(lambda: _ops.setitem(self, idx, value), value)
 
-    # in-place operators (rebinding this object; see ``_assign``)
     def __iadd__(self, o):
-        self._update(_ops.add(self, o))
+        self._inplace(lambda: _ops.add(self, o), o)
         return self
 
     def __isub__(self, o):
-        self._update(_ops.subtract(self, o))
+        self._inplace(lambda: _ops.subtract(self, o), o)
         return self
 
     def __imul__(self, o):
-        self._update(_ops.multiply(self, o))
+        self._inplace(lambda: _ops.multiply(self, o), o)
         return self
 
     def __itruediv__(self, o):
-        self._update(_ops.divide(self, o))
+        self._inplace(lambda: _ops.divide(self, o), o)
         return self
 
     def add_(self, o, alpha=1):
-        self._update(_ops.add(self, o if alpha == 1 else _ops.multiply(o, alpha)))
+        """In place ``x += alpha * o`` (PyTorch's ``add_``; see ``_inplace`` for the tape rules)."""
+        self._inplace(lambda: _ops.add(self, o if alpha == 1 else _ops.multiply(o, alpha)), o)
         return self
 
     def sub_(self, o, alpha=1):
-        self._update(_ops.subtract(self, o if alpha == 1 else _ops.multiply(o, alpha)))
+        """In place ``x -= alpha * o``."""
+        self._inplace(
+            lambda: _ops.subtract(self, o if alpha == 1 else _ops.multiply(o, alpha)), o)
         return self
 
     def mul_(self, o):
-        self._update(_ops.multiply(self, o))
+        """In place ``x *= o``."""
+        self._inplace(lambda: _ops.multiply(self, o), o)
         return self
 
     def div_(self, o):
-        self._update(_ops.divide(self, o))
+        """In place ``x /= o``."""
+        self._inplace(lambda: _ops.divide(self, o), o)
+        return self
+
+    def pow_(self, o):
+        """In place ``x = x ** o``."""
+        self._inplace(lambda: _ops.power(self, o), o)
         return self
 
     def zero_(self):
-        self._update(_ops.zeros_like(self))
+        """In place: set every entry to 0 (no gradient flows to the old value)."""
+        self._inplace(lambda: _ops.zeros_like(self))
         return self
 
     def fill_(self, value):
-        self._update(_ops.full_like(self, value))
+        """In place: set every entry to ``value``."""
+        self._inplace(lambda: _ops.full_like(self, value), value)
         return self
 
     def copy_(self, src):
-        self._update(_ops.broadcast_to(_ops.astype(src, self.dtype), self.shape))
+        """In place: take the values of ``src`` (cast and broadcast to this tensor); the
+        gradient flows to ``src``."""
+        self._inplace(lambda: _ops.broadcast_to(_ops.astype(src, self.dtype), self.shape), src)
         return self
 
     def clamp_(self, min=None, max=None):
-        self._update(_ops.clip(self, min, max))
+        """In place ``clip(x, min, max)`` (gradient strictly inside the interval, as ``clip``)."""
+        self._inplace(lambda: _ops.clip(self, min, max), min, max)
         return self
+
+    def masked_fill_(self, mask, value):
+        """In place ``masked_fill(x, mask, value)``."""
+        self._inplace(lambda: _ops.masked_fill(self, mask, value), value)
+        return self
+
+    def _inplace(self, compute, *others):
+        """Run an in-place operation: ``compute()`` makes the new value from this tensor (and
+        ``others``), which then replaces it (``_update``).
+
+        PyTorch's rule: an in-place operation on a tensor some pending backward still needs
+        raises at that backward, but the operation's own need for the old value is met (PyTorch
+        saves a copy of it). Here the old buffer is never overwritten, so meeting that need is
+        free: the version is advanced before ``compute`` runs, so what the operation's own
+        nodes save is told apart from what earlier consumers saved, and after the update those
+        saved entries are pointed at a tensor holding the old buffer and history. Earlier
+        consumers still see the version change and raise."""
+        version = getattr(self, "_version", None)
+        if version is None:  # traced values and tracers: nothing is saved by version
+            self._update(compute())
+            return
+        self._version = version + 1
+        old = (self._value, self._backend, self._node, self._index)
+        new = compute()
+        self._update(new)
+        _resave_old_value(self, old, version + 1, new, others)
 
     def _update(self, new):
         """Every in-place operation ends here. Tensors are values, they share no memory, so
@@ -203,6 +257,10 @@ class Tensor:
         refuse in-place updates rather than silently not changing their base. (When such an
         operation changes nothing it returns the tensor itself, which updates normally.)"""
         what = getattr(self, "_view_of", None)
+        if type(what) is DataView:
+            _set_data(what.base, new)
+            self._assign(_ops.stop_gradient(new))
+            return
         if type(what) is IndexView:
             base = what.base
             base._update(_ops.setitem(base, what.index, new))  # views of views: recursive
@@ -223,131 +281,384 @@ class Tensor:
 
     # -------------------------------------------------------------------- methods
     def reshape(self, *shape):
+        """``tenferro.reshape``; the shape as one tuple or as separate ints (one may be -1)."""
         return _ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(
             shape[0], int) else shape)
 
     view = reshape
 
     def transpose(self, *axes):
-        if len(axes) == 1 and not isinstance(axes[0], int):
-            axes = axes[0]
-        if len(axes) == 2 and self.ndim != 2:  # torch-style swap of two axes
-            return _ops.swapaxes(self, *axes)
+        """NumPy's ``transpose(axes)`` (a permutation, given as one tuple or as separate ints;
+        none reverses the axes) and PyTorch's ``transpose(dim0, dim1)`` (swap two axes).
+
+        The rule: one tuple, or as many ints as axes, is a NumPy permutation; two separate
+        ints are PyTorch's swap whenever NumPy would not accept them (any tensor that is not
+        2-D, or a repeated axis). On a 2-D tensor, ``transpose(1, 0)`` means the same in both;
+        ``transpose(0, 1)`` is the identity in NumPy and a swap in PyTorch, so it raises and
+        asks for an unambiguous spelling (``x.T``, ``x.t()``, ``x.swapaxes(0, 1)``, or
+        ``x.transpose((0, 1))`` for the identity)."""
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            return _ops.transpose(self, axes[0])
+        if len(axes) == 2 and all(isinstance(a, (int, np.integer)) for a in axes):
+            n = self.ndim
+            if n != 2:
+                return _ops.swapaxes(self, *axes)
+            a, b = (int(a) + 2 if -2 <= a < 0 else int(a) for a in axes)
+            if a == b:  # NumPy: repeated axis; PyTorch: swap an axis with itself
+                return _ops.swapaxes(self, *axes)
+            if (a, b) == (0, 1):
+                raise ShapeError(
+                    f"transpose{tuple(axes)} on a 2-D tensor {tuple(self.shape)} is ambiguous: "
+                    f"NumPy reads it as the identity permutation, PyTorch as a swap of the two "
+                    f"axes. Write x.T, x.t() or x.swapaxes(0, 1) for the swap, or "
+                    f"x.transpose((0, 1)) for the identity."
+                )
         return _ops.transpose(self, axes or None)
 
+    def t(self):
+        """PyTorch's ``t()``: the transpose of a matrix; 0-d and 1-D tensors are returned as
+        they are."""
+        if self.ndim > 2:
+            raise ShapeError(
+                f"t() expects a tensor with at most 2 axes, got shape {tuple(self.shape)}; use "
+                f"x.mT or x.swapaxes(-1, -2)."
+            )
+        return self if self.ndim < 2 else _ops.swapaxes(self, 0, 1)
+
     def permute(self, *axes):
+        """Permute the axes (PyTorch's ``permute``; NumPy's ``transpose(axes)``)."""
         return _ops.transpose(self, axes[0] if len(axes) == 1 else axes)
 
     @property
     def T(self):
+        """The axes reversed (NumPy's ``.T``; a matrix transpose for 2-D)."""
         return _ops.transpose(self)
 
     @property
     def mT(self):
+        """The last two axes swapped (a batch of matrix transposes)."""
         return _ops.swapaxes(self, -1, -2)
 
     @property
     def mH(self):
+        """The conjugate transpose of the last two axes."""
         return _ops.conj(_ops.swapaxes(self, -1, -2))
 
     def swapaxes(self, a, b):
+        """Swap axes ``a`` and ``b``."""
         return _ops.swapaxes(self, a, b)
 
-    def flatten(self):
-        return _ops.reshape(self, (-1,))
+    def flatten(self, start_dim=0, end_dim=-1):
+        """PyTorch's ``flatten(start_dim=0, end_dim=-1)``: merge those axes (inclusive). With
+        no arguments both libraries mean the same (a 1-D copy); NumPy's ``flatten('C')``
+        order argument is accepted ('C' only)."""
+        if isinstance(start_dim, str):
+            if start_dim not in ("C", "A", "K"):
+                raise ValueError(
+                    f"flatten: only C order is supported, got {start_dim!r} (tenferro tensors "
+                    f"have no memory layout; transpose first for Fortran order)."
+                )
+            return _ops.reshape(self, (-1,))
+        return _ops.flatten(self, start_dim, end_dim)
 
     def ravel(self):
+        """The entries as a 1-D tensor (C order)."""
         return _ops.reshape(self, (-1,))
 
     def squeeze(self, axis=None):
+        """Remove axes of length 1 (``axis``: only those; PyTorch's ``dim`` positionally)."""
         return _ops.squeeze(self, axis)
 
     def unsqueeze(self, axis):
+        """Insert an axis of length 1 at ``axis`` (PyTorch's name of ``expand_dims``)."""
         return _ops.expand_dims(self, axis)
 
     def expand_dims(self, axis):
+        """Insert an axis of length 1 at ``axis``."""
         return _ops.expand_dims(self, axis)
 
     def broadcast_to(self, shape):
+        """Broadcast to ``shape`` (NumPy rules); the cotangent is summed back."""
         return _ops.broadcast_to(self, shape)
 
-    def sum(self, axis=None, keepdims=False, dim=None):
-        return _ops.sum(self, axis if dim is None else dim, keepdims=keepdims)
+    def expand(self, *sizes):
+        """PyTorch's ``expand(*sizes)``: ``broadcast_to`` where -1 keeps an existing axis's
+        length and new axes are added in front. Linear: cotangents are summed back."""
+        if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)):
+            sizes = tuple(sizes[0])
+        lead = len(sizes) - self.ndim
+        if lead < 0:
+            raise ShapeError(
+                f"expand{tuple(sizes)}: give at least one size per axis of the tensor of "
+                f"shape {tuple(self.shape)}."
+            )
+        shape = []
+        for i, s in enumerate(sizes):
+            if s == -1:
+                if i < lead:
+                    raise ShapeError(f"expand{tuple(sizes)}: -1 is not allowed for a new "
+                                     f"leading axis.")
+                s = self.shape[i - lead]
+            shape.append(s)
+        return _ops.broadcast_to(self, tuple(shape))
 
-    def mean(self, axis=None, keepdims=False, dim=None):
-        return _ops.mean(self, axis if dim is None else dim, keepdims=keepdims)
+    def expand_as(self, other):
+        """``expand`` to ``other``'s shape."""
+        return _ops.broadcast_to(self, tuple(other.shape))
 
-    def prod(self, axis=None, keepdims=False):
+    def view_as(self, other):
+        """``reshape`` to ``other``'s shape."""
+        return _ops.reshape(self, tuple(other.shape))
+
+    def repeat(self, repeats, *more, axis=None):
+        """NumPy's ``repeat(repeats, axis=None)``: every element repeated (``tenferro.repeat``).
+
+        PyTorch's ``x.repeat(*sizes)`` (tiling) has the same name and different semantics;
+        NumPy's wins here, because ``tenferro.repeat`` is NumPy's. PyTorch's is spelled
+        ``x.tile(*sizes)`` (the same for ``len(sizes) >= x.ndim``). Calls that can only be
+        PyTorch's (three or more sizes, or an axis that does not exist) raise and point there."""
+        if len(more) > 1 or (more and axis is not None):
+            raise TypeError(
+                f"repeat{(repeats, *more)}: NumPy's repeat takes (repeats, axis); for "
+                f"PyTorch's x.repeat(*sizes) (tiling) write x.tile{(repeats, *more)}."
+            )
+        if more:
+            axis = more[0]
+        if axis is not None and not -self.ndim <= axis < self.ndim:
+            raise ShapeError(
+                f"repeat({repeats}, {axis}): axis {axis} does not exist for shape "
+                f"{tuple(self.shape)}. For PyTorch's x.repeat(*sizes) (tiling) write "
+                f"x.tile({repeats}, {axis})."
+            )
+        return _ops.repeat(self, repeats, axis)
+
+    def tile(self, *reps):
+        """NumPy's ``tile(reps)`` (PyTorch's ``x.repeat(*sizes)`` / ``x.tile``); sizes may be
+        given as one tuple or as separate ints."""
+        if len(reps) == 1 and not isinstance(reps[0], (int, np.integer)):
+            reps = tuple(reps[0])
+        return _ops.tile(self, reps)
+
+    # Reductions take NumPy's ``axis``/``keepdims`` and PyTorch's ``dim``/``keepdim``
+    # (positionally the two agree: ``x.sum(1, True)``).
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None, dtype=None):
+        """Sum over ``axis`` (alias ``dim``), all axes by default."""
+        axis, keepdims = _reduction_args("sum", axis, keepdims, dim, keepdim)
+        return _ops.sum(self, axis, keepdims=keepdims, dtype=dtype)
+
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Mean over ``axis`` (alias ``dim``), all axes by default."""
+        axis, keepdims = _reduction_args("mean", axis, keepdims, dim, keepdim)
+        return _ops.mean(self, axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Product over ``axis`` (alias ``dim``), all axes by default."""
+        axis, keepdims = _reduction_args("prod", axis, keepdims, dim, keepdim)
         return _ops.prod(self, axis, keepdims=keepdims)
 
-    def max(self, axis=None, keepdims=False):
-        return _ops.max(self, axis, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """NumPy's ``max(axis, keepdims)``: the values. With PyTorch's ``dim=`` keyword it is
+        PyTorch's ``max(dim)``: a named pair ``(values, indices)``. Ties share the gradient
+        equally (``tenferro.max``); the index is the first maximal one."""
+        return self._extremum("max", axis, keepdims, dim, keepdim)
 
-    def min(self, axis=None, keepdims=False):
-        return _ops.min(self, axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Like ``max``, for the minimum."""
+        return self._extremum("min", axis, keepdims, dim, keepdim)
 
-    def argmax(self, axis=None):
-        return _ops.argmax(self, axis)
+    def _extremum(self, name, axis, keepdims, dim, keepdim):
+        ax, kd = _reduction_args(name, axis, keepdims, dim, keepdim)
+        values = getattr(_ops, name)(self, ax, keepdims=kd)
+        if dim is None:
+            return values
+        idx = getattr(_ops, "arg" + name)(self, ax)
+        return MaxMin(values, _ops.expand_dims(idx, ax) if kd else idx)
 
-    def argmin(self, axis=None):
-        return _ops.argmin(self, axis)
+    def argmax(self, axis=None, *, dim=None, keepdim=False):
+        """Index of the maximum along ``axis`` (alias ``dim``); no derivative."""
+        axis, keep = _reduction_args("argmax", axis, False, dim, keepdim)
+        out = _ops.argmax(self, axis)
+        return _ops.expand_dims(out, axis) if keep and axis is not None else out
 
-    def cumsum(self, axis=None):
-        return _ops.cumsum(self, axis)
+    def argmin(self, axis=None, *, dim=None, keepdim=False):
+        """Index of the minimum along ``axis`` (alias ``dim``); no derivative."""
+        axis, keep = _reduction_args("argmin", axis, False, dim, keepdim)
+        out = _ops.argmin(self, axis)
+        return _ops.expand_dims(out, axis) if keep and axis is not None else out
 
-    def norm(self, ord=None, axis=None, keepdims=False):
+    def cumsum(self, axis=None, *, dim=None):
+        """Cumulative sum along ``axis`` (alias ``dim``)."""
+        return _ops.cumsum(self, _reduction_args("cumsum", axis, False, dim, None)[0])
+
+    def norm(self, ord=None, axis=None, keepdims=False, *, p=None, dim=None, keepdim=None):
+        """``tenferro.norm`` (NumPy's ``ord``/``axis``; PyTorch's ``p``/``dim``/``keepdim``
+        accepted by keyword). The gradient at 0 is 0."""
+        axis, keepdims = _reduction_args("norm", axis, keepdims, dim, keepdim)
+        if p is not None:  # PyTorch's p: a vector norm over the given axes
+            if ord is not None:
+                raise TypeError("norm: give ord or p, not both.")
+            if p not in (2, "fro") and not isinstance(axis, (int, np.integer)):
+                raise ValueError(
+                    f"norm(p={p!r}) over several axes is a vector norm in PyTorch and a matrix "
+                    f"norm in NumPy; reshape to one axis first, or call tenferro.norm(x, ord, "
+                    f"axis)."
+                )
+            ord = None if p in (2, "fro") else p
         from ..linalg import norm  # linalg sits above ops; methods may reach up (see design)
 
         return norm(self, ord, axis, keepdims)
 
+    def logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """log(sum(exp(x))) over ``axis`` (alias ``dim``), computed stably."""
+        axis, keepdims = _reduction_args("logsumexp", axis, keepdims, dim, keepdim)
+        return _ops.logsumexp(self, axis, keepdims=keepdims)
+
+    def softmax(self, dim):
+        """PyTorch's ``softmax(dim)`` (``tenferro.softmax(x, axis=dim)``)."""
+        return _ops.softmax(self, dim)
+
+    def log_softmax(self, dim):
+        """PyTorch's ``log_softmax(dim)``."""
+        return _ops.log_softmax(self, dim)
+
     def trace(self, offset=0, axis1=0, axis2=1):
+        """Sum of the diagonal (``tenferro.matrix_trace``)."""
         return _ops.matrix_trace(self, offset, axis1, axis2)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
+        """The diagonal of the ``axis1``/``axis2`` planes (NumPy's order: diagonal last)."""
         return _ops.diagonal(self, offset, axis1, axis2)
 
     def conj(self):
+        """Complex conjugate (the tensor itself for real dtypes)."""
         return _ops.conj(self)
 
     @property
     def real(self):
+        """The real part."""
         return _ops.real(self)
 
     @property
     def imag(self):
+        """The imaginary part (zeros for real dtypes)."""
         return _ops.imag(self)
 
     def abs(self):
+        """|x|; derivative sign(x), 0 at 0 (``tenferro.abs``)."""
         return _ops.abs(self)
 
     def exp(self):
+        """Elementwise exp."""
         return _ops.exp(self)
 
     def log(self):
+        """Elementwise natural logarithm."""
         return _ops.log(self)
 
     def sqrt(self):
+        """Elementwise square root (derivative infinite at 0, as 1/(2 sqrt x))."""
         return _ops.sqrt(self)
 
     def sin(self):
+        """Elementwise sine."""
         return _ops.sin(self)
 
     def cos(self):
+        """Elementwise cosine."""
         return _ops.cos(self)
 
     def tanh(self):
+        """Elementwise hyperbolic tangent."""
         return _ops.tanh(self)
 
+    def sigmoid(self):
+        """1 / (1 + exp(-x)) (``tenferro.sigmoid``)."""
+        return _ops.sigmoid(self)
+
+    def relu(self):
+        """max(x, 0) with derivative 0 at 0 (PyTorch's convention; ``tenferro.relu``)."""
+        return _ops.relu(self)
+
+    def pow(self, exponent):
+        """``x ** exponent`` (PyTorch's ``pow``)."""
+        return _ops.power(self, exponent)
+
+    def masked_fill(self, mask, value):
+        """``value`` where ``mask`` is true (``tenferro.masked_fill``)."""
+        return _ops.masked_fill(self, mask, value)
+
+    def index_select(self, dim, index):
+        """Entries at the 1-D ``index`` along ``dim`` (``tenferro.index_select``)."""
+        return _ops.index_select(self, dim, index)
+
+    def gather(self, dim, index):
+        """PyTorch's ``gather(dim, index)`` (``tenferro.gather``)."""
+        return _ops.gather(self, dim, index)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """The ``k`` largest entries along ``dim`` and their indices (``tenferro.topk``)."""
+        return _ops.topk(self, k, dim, largest, sorted)
+
+    def bmm(self, mat2):
+        """Batched matrix product of 3-D tensors (``tenferro.bmm``)."""
+        return _ops.bmm(self, mat2)
+
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex."""
+        return self.dtype.kind == "c"
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a real floating-point type."""
+        return self.dtype.kind == "f"
+
+    def contiguous(self):
+        """The tensor itself (tenferro tensors have no memory layout to fix)."""
+        return self
+
     def square(self):
+        """Elementwise x * x."""
         return _ops.square(self)
 
     def clip(self, min=None, max=None):
+        """``tenferro.clip``: x gets the gradient strictly inside [min, max], a bound where x
+        is at or beyond it."""
         return _ops.clip(self, min, max)
 
     clamp = clip
 
     def astype(self, dtype):
+        """Cast to ``dtype`` (differentiable between float and complex types)."""
         return _ops.astype(self, dtype)
+
+    # PyTorch's dtype casts. (Python's ``float(x)``/``int(x)``/``bool(x)`` of a one-element
+    # tensor are ``__float__``/``__int__``/``__bool__``, not these methods.)
+    def float(self):
+        """Cast to float32, as PyTorch's ``x.float()`` (complex input raises: use ``x.real``)."""
+        return _real_cast(self, "float", "float32")
+
+    def double(self):
+        """Cast to float64 (PyTorch's ``x.double()``; complex input raises: use ``x.real``)."""
+        return _real_cast(self, "double", "float64")
+
+    def long(self):
+        """Cast to int64 (PyTorch's ``x.long()``; truncates toward zero)."""
+        return _real_cast(self, "long", "int64")
+
+    def int(self):
+        """Cast to int32 (PyTorch's ``x.int()``; truncates toward zero)."""
+        return _real_cast(self, "int", "int32")
+
+    def bool(self):
+        """Cast to bool (nonzero is True)."""
+        return _ops.astype(self, np.dtype("bool"))
+
+    def cdouble(self):
+        """Cast to complex128."""
+        return _ops.astype(self, np.dtype("complex128"))
+
+    def cfloat(self):
+        """Cast to complex64."""
+        return _ops.astype(self, np.dtype("complex64"))
 
     def to(self, *args, dtype=None, device=None):
         """``to(device)``, ``to(dtype)``, or both. Device transfers are differentiable."""
@@ -364,27 +675,191 @@ class Tensor:
         return out
 
     def cpu(self):
+        """``to('cpu')``: a differentiable transfer to the host."""
         return self.to("cpu")
 
     def dot(self, o):
+        """NumPy's ``dot``."""
         return _ops.dot(self, o)
 
     def matmul(self, o):
+        """``self @ o``."""
         return _ops.matmul(self, o)
 
     # ------------------------------------------------------ autograd (tape) surface
     @property
     def requires_grad(self) -> bool:
+        """Whether operations on this tensor are recorded for ``backward()``."""
         return False
 
     def detach(self):
+        """The same values without history (in-place updates of the result are refused)."""
         return mark_view(_ops.stop_gradient(self), self, "detach()")
 
+    @property
+    def data(self):
+        """PyTorch's ``x.data``: the values without history. In-place updates of it write
+        through to ``x`` without being recorded (``p.data.add_(...)``, ``p.data.copy_(...)``,
+        ``p.data = t``), as in PyTorch, except that they advance ``x``'s version, so a pending
+        backward that needs the old value raises instead of silently using the new one."""
+        out = _ops.stop_gradient(self)
+        if out is self:  # nothing to detach: a plain tensor is its own data
+            return self
+        out._view_of = DataView(self) if hasattr(self, "_version") else "x.data"
+        return out
+
+    @data.setter
+    def data(self, value):
+        _set_data(self, value)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Eager tensors only: accumulate gradients into the leaves' ``.grad``."""
         raise GradientError(
             f"backward() is for eager tensors; this is a {type(self).__name__}. Inside "
             f"transformations use tenferro.grad / vjp instead."
         )
+
+
+def _resave_old_value(t, old, version, new, others) -> None:
+    """Point what the nodes of one in-place operation on ``t`` saved of ``t`` (entries
+    ``(t, version)``) at a tensor holding ``old`` = (buffer, backend, node, index), the value
+    they read. Only nodes newer than every input's node can be the operation's own, so the
+    walk from ``new`` stops at the first older one (usually after one node)."""
+    node = getattr(new, "_node", None)
+    if node is None:
+        return
+    mark = -1 if old[2] is None else old[2].seq
+    for o in others:
+        n = getattr(o, "_node", None)
+        if n is not None and n.seq > mark:
+            mark = n.seq
+    snapshot = None
+    stack = [node]
+    seen = None
+    while stack:
+        n = stack.pop()
+        if n.seq <= mark:
+            continue
+        if seen is None:
+            seen = {id(n)}
+        elif id(n) in seen:
+            continue
+        else:
+            seen.add(id(n))
+        saved = getattr(n, "saved", None)
+        if type(saved) is list:
+            for i, e in enumerate(saved):
+                if type(e) is tuple and e[0] is t and e[1] == version:
+                    if snapshot is None:
+                        snapshot = _eager_wrap()(*old)
+                    saved[i] = (snapshot, 0)
+        for p in n.parents or ():
+            if p is not None and p[0].seq > mark:
+                stack.append(p[0])
+
+
+def _eager_wrap():
+    from .eager import _wrap
+
+    return _wrap
+
+
+def _reduction_args(op, axis, keepdims, dim, keepdim):
+    """NumPy's ``axis``/``keepdims`` or PyTorch's ``dim``/``keepdim`` (not both)."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{op}: give axis or dim, not both.")
+        axis = tuple(dim) if isinstance(dim, list) else dim
+    if keepdim is not None:
+        keepdims = keepdim
+    return axis, keepdims
+
+
+def _real_cast(x, name, dtype):
+    if x.dtype.kind == "c":
+        from ..errors import DTypeError
+
+        raise DTypeError(
+            f"{name}(): casting complex {x.dtype} to {dtype} would drop the imaginary part; "
+            f"take x.real (or x.abs()) first."
+        )
+    return _ops.astype(x, np.dtype(dtype))
+
+
+def _set_data(base, value):
+    """``base.data = value`` (and in-place updates of ``base.data``): replace the values of an
+    eager tensor without recording anything and without touching its history."""
+    from ..errors import DTypeError
+    from .eager import as_eager, no_grad
+
+    with no_grad():
+        new = as_eager(_ops.stop_gradient(value) if isinstance(value, Tensor) else value,
+                       like=base)
+    if new.shape != base.shape or new.dtype != base.dtype or new.device != base.device:
+        raise DTypeError(
+            f"x.data = value: the value {new.dtype}{tuple(new.shape)} on {new.device} must "
+            f"match the tensor {base.dtype}{tuple(base.shape)} on {base.device}; tenferro "
+            f"tensors keep their shape, dtype and device."
+        )
+    base._value = new._value
+    base._version += 1
+
+
+class MaxMin(tuple):
+    """``(values, indices)`` of ``x.max(dim=...)``/``x.min(dim=...)`` (PyTorch's
+    ``torch.return_types.max``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, values, indices):
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+
+class DataView:
+    """What ``x.data`` is a view of: in-place updates replace ``x``'s values, unrecorded."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __str__(self):
+        return "x.data"
+
+
+class Size(int):
+    """A tensor's ``size``: NumPy's element count (an ``int``, used as one everywhere), which
+    PyTorch code may also call: ``x.size()`` is the shape (a tuple), ``x.size(d)`` the length of
+    axis ``d``."""
+
+    def __new__(cls, n: int, shape: tuple):
+        self = int.__new__(cls, n)
+        self._shape = shape
+        return self
+
+    def __reduce__(self):  # pickles and copies as the plain count
+        return (int, (int(self),))
+
+    def __call__(self, dim=None):
+        if dim is None:
+            return self._shape
+        if not isinstance(dim, (int, np.integer)) or not -len(self._shape) <= dim < len(
+                self._shape):
+            from ..errors import ShapeError
+
+            raise ShapeError(
+                f"size({dim!r}): a tensor of shape {self._shape} has axes "
+                f"{-len(self._shape)}..{len(self._shape) - 1}."
+            )
+        return self._shape[dim]
 
 
 class IndexView:

@@ -32,6 +32,7 @@ def compile_program(program: Program):
     if program.consts:
         lines.append("    " + "".join(f"c{i}, " for i in range(len(program.consts))) + "= C")
     dead = last_uses(program)
+    eqn_at_line: dict[int, int] = {}  # generated line -> equation (to name a failing one)
     for k, eqn in enumerate(program.eqns):
         ns[f"f{k}"] = eqn.prim.impl
         call = "".join(", " + names[id(v)] for v in eqn.inputs)
@@ -43,6 +44,7 @@ def compile_program(program: Program):
             names[id(v)] = f"v{k}_{j}"
             outs.append(f"v{k}_{j}")
         lhs = ", ".join(outs) + ("," if eqn.prim.multiple_results and len(outs) == 1 else "")
+        eqn_at_line[len(lines) + 1] = k
         lines.append(f"    {lhs} = f{k}(xp{call})")
         for j, ax, sym in sites[k]:
             lines.append(f"    D[{sym}] = {outs[j]}.shape[{ax}]")
@@ -52,5 +54,19 @@ def compile_program(program: Program):
     ret = ", ".join("None" if v is None else names[id(v)] for v in program.outputs)
     lines.append(f"    return [{ret}]")
     exec("\n".join(lines), ns)  # noqa: S102 - generated from our own IR
-    return ns["run"]
+    run = ns["run"]
+    run.eqn_at_line = eqn_at_line
+    return run
+
+
+def failing_eqn(run, program: Program, tb):
+    """The equation of ``program`` whose ``impl`` raised, from the traceback ``tb`` of an
+    exception out of ``run`` (a function ``compile_program`` made), or ``None``."""
+    code = run.__code__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            k = run.eqn_at_line.get(tb.tb_lineno)
+            return None if k is None else program.eqns[k]
+        tb = tb.tb_next
+    return None
 

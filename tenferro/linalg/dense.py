@@ -60,7 +60,7 @@ from ..ops import (
 )
 from ..ops._base import to_inexact
 from ..ops.products import broadcast_batch
-from ..ops.reductions import safe_sqrt
+from ..ops.reductions import _safe_pow, safe_sqrt
 
 __all__ = [
     "EighResult",
@@ -483,6 +483,9 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == 1:
         return sum(a, axis, keepdims)
     ord = float(ord)
+    if ord > 0:  # derivative 0 at the zero vector (and at zero entries for p < 1), as PyTorch
+        powered = a**ord if ord >= 1 else _safe_pow(a, ord)
+        return _safe_pow(sum(powered, axis, keepdims), 1.0 / ord)
     return sum(a**ord, axis, keepdims) ** (1.0 / ord)
 
 

@@ -31,7 +31,6 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._erf import erf as _erf
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
@@ -75,11 +74,14 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
     raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}.")
 
 
-def _inplace(x, out, inplace):
+def _inplace(x, compute, inplace):
+    """``compute()``, or with ``inplace=True`` PyTorch's in-place form: the result replaces
+    ``x`` through ``Tensor._inplace`` (views write through; the op's own use of the old value
+    stays valid, earlier users of it raise at backward)."""
     if inplace:
-        x._assign(out)
+        x._inplace(compute)
         return x
-    return out
+    return compute()
 
 
 def _need_dim(dim, op):
@@ -113,29 +115,30 @@ def linear(input, weight, bias=None) -> Tensor:
 def relu(input, inplace: bool = False) -> Tensor:
     """max(x, 0). Derivative at 0: 0 (as PyTorch)."""
     x = _t(input)
-    return _inplace(x, tf.where(x > 0, x, 0), inplace)
+    return _inplace(x, lambda: tf.where(x > 0, x, 0), inplace)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x > 0, negative_slope * x otherwise. Derivative at 0: negative_slope (PyTorch)."""
     x = _t(input)
-    return _inplace(x, tf.where(x > 0, x, negative_slope * x), inplace)
+    return _inplace(x, lambda: tf.where(x > 0, x, negative_slope * x), inplace)
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha (exp(x) - 1) otherwise. Derivative at 0: alpha (PyTorch)."""
     x = _t(input)
     neg = tf.where(x > 0, 0.0, x)  # no overflow in the discarded branch
-    return _inplace(x, tf.where(x > 0, x, alpha * tf.expm1(neg)), inplace)
+    return _inplace(x, lambda: tf.where(x > 0, x, alpha * tf.expm1(neg)), inplace)
 
 
 def gelu(input, approximate: str = "none") -> Tensor:
     """x Phi(x) with Phi the standard normal CDF: ``approximate='none'`` uses the exact
-    0.5 x (1 + erf(x / sqrt 2)); ``'tanh'`` uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-    Smooth everywhere."""
+    0.5 x (1 + erf(x / sqrt 2)) with ``tenferro.special.erf`` (a primitive: exact derivative
+    2/sqrt(pi) exp(-t^2) to every order); ``'tanh'`` uses PyTorch's approximation
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Smooth everywhere."""
     x = _float(input)
     if approximate == "none":
-        return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+        return 0.5 * x * (1.0 + tf.special.erf(x * (1.0 / math.sqrt(2.0))))
     if approximate == "tanh":
         return 0.5 * x * (1.0 + tf.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}.")
@@ -154,7 +157,7 @@ def tanh(input) -> Tensor:
 def silu(input, inplace: bool = False) -> Tensor:
     """x sigmoid(x) (swish). Smooth."""
     x = _float(input)
-    return _inplace(x, x * tf.sigmoid(x), inplace)
+    return _inplace(x, lambda: x * tf.sigmoid(x), inplace)
 
 
 def logsigmoid(input) -> Tensor:
@@ -206,7 +209,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return _inplace(x, x * 0, inplace)
+        return _inplace(x, lambda: x * 0, inplace)
     try:
         u = tf.rand(*x.shape, device=x.device)
     except tf.errors.GraphError as e:
@@ -215,7 +218,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
             "training=False inside jit, or draw the mask outside (tenferro.rand) and multiply."
         ) from e
     keep = tf.astype(u >= p, x.dtype) * (1.0 / (1.0 - p))
-    return _inplace(x, x * keep, inplace)
+    return _inplace(x, lambda: x * keep, inplace)
 
 
 # ------------------------------------------------------------------ embedding, one_hot
@@ -267,7 +270,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Te
 
 def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (``huber_loss / beta``); with
-    ``beta=0`` this is ``l1_loss``."""
+    ``beta=0`` this is ``l1_loss``. Differentiable (once) everywhere for beta > 0; derivative 0
+    at d = 0 (``l1_loss``'s sign(0) = 0 for beta = 0)."""
     if beta == 0:
         return l1_loss(input, target, reduction)
     d = _float(input) - target
@@ -523,23 +527,6 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 
 
 # ---------------------------------------------------------------------- convolutions
-def _declare_graph_param_kinds():
-    """What the parameters of the window primitives may hold in a graph file (the table lives
-    in tenferro/traced/graph_params.py; these two primitives are declared from here)."""
-    from ..traced import graph_params as gp
-
-    sizes, steps = gp.SHAPE, gp.INDICES
-    pairs = gp._tuple_of(gp._tuple_of(gp.INDEX, 2))
-    gp.PARAM_KINDS.setdefault("im2col", {"kernel_size": sizes, "strides": steps,
-                                         "padding": pairs, "dilation": steps})
-    gp.PARAM_KINDS.setdefault("col2im", {"input_shape": sizes, "kernel_size": sizes,
-                                         "strides": steps, "padding": pairs,
-                                         "dilation": steps})
-
-
-_declare_graph_param_kinds()
-
-
 def _im2col(x, kernel, stride, padding, dilation):
     return bind(P.im2col_p, x, kernel_size=tuple(kernel), strides=tuple(stride),
                 padding=tuple(tuple(p) for p in padding), dilation=tuple(dilation))
@@ -665,7 +652,8 @@ def _max_pool(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False) -> Tensor:
-    """1-D max pooling (see ``max_pool2d``)."""
+    """1-D max pooling (see ``max_pool2d``). Ties: the gradient is shared equally among the
+    maximal entries of a window."""
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 

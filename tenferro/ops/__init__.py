@@ -176,6 +176,22 @@ from .shape import (
     triu,
 )
 from .sorting import argsort, partition, sort, take_along_axis
+from .torch_spellings import __all__ as _torch_spellings
+from .torch_spellings import (
+    bmm,
+    cat,
+    flatten,
+    from_numpy,
+    gather,
+    index_select,
+    is_complex,
+    masked_fill,
+    numel,
+    randint,
+    randperm,
+    relu,
+    topk,
+)
 
 # torch/NumPy aliases
 sub = subtract
@@ -196,6 +212,7 @@ permute = permute_dims
 
 
 def _at(self):
+    """``x.at[idx].set(v)``, ``.add(v)``, ``.get()``: functional indexed updates (JAX style)."""
     return _At(self)
 
 
@@ -392,3 +409,4 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+__all__ += _torch_spellings  # PyTorch's spellings (torch_spellings.py)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, _wrap, as_eager
 from ..core.tensor import Tensor, mark_view
-from ..errors import ConcretizationError, ShapeError
+from ..errors import ConcretizationError, DTypeError, ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
 
@@ -83,7 +84,8 @@ def full(shape, value, dtype, device=None) -> Tensor:
 
 def astype(x, dtype) -> Tensor:
     """Cast to ``dtype`` (complex -> real keeps the real part)."""
-    dtype = np.dtype(dtype)
+    dtype = dtype if dtype.__class__ is np.dtype else dtype_arg("astype", dtype)
+    x = x if isinstance(x, Tensor) else tensor_of(x)
     if x.dtype == dtype:
         return x
     return bind(P.convert_element_type_p, x, new_dtype=dtype)
@@ -98,7 +100,11 @@ def to_inexact(x: Tensor) -> Tensor:
 def broadcast_shapes(*shapes) -> tuple:
     """The shape ``shapes`` broadcast together (NumPy's ``broadcast_shapes``); raises a
     ``ShapeError`` naming the axis that cannot broadcast."""
-    return broadcast_shapes_of("broadcast_shapes", *shapes)
+    if not shapes:
+        return ()
+    return broadcast_shapes_of("broadcast_shapes", *[
+        (as_dim(s),) if isinstance(s, (int, np.integer)) else tuple(
+            as_dim(d) for d in sequence_of("broadcast_shapes", s)) for s in shapes])
 
 
 def broadcast_shapes_of(op: str, *shapes) -> tuple:
@@ -139,7 +145,50 @@ def _not_broadcastable(op, shapes, i, size, d):
 
 def as_dim(d):
     """A dimension: a Python int, or a symbolic run-time size (kept as is)."""
-    return d if isinstance(d, Sym) else int(d)
+    if d.__class__ is int or isinstance(d, Sym):
+        return d
+    try:
+        if isinstance(d, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(d)
+    except TypeError:
+        raise ShapeError(f"a size must be an int, got {type(d).__name__} {d!r:.40} (a float, "
+                         f"string or sequence is not a size).") from None
+
+
+def as_int(op: str, what: str, v) -> int:
+    """An integer argument (a diagonal offset, a count, ...): ints only, as NumPy."""
+    try:
+        if isinstance(v, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(v)
+    except TypeError:
+        raise DTypeError(f"{op}: {what} must be an int, got {type(v).__name__} {v!r:.40}."
+                         ) from None
+
+
+def sequence_of(op: str, xs) -> list:
+    """The tensors of a sequence argument (``concatenate([a, b])``) as a list."""
+    if xs.__class__ is tuple or xs.__class__ is list:
+        return list(xs)
+    if isinstance(xs, (str, bytes, dict, set)) or xs is None or (
+            isinstance(xs, Tensor) and xs.ndim == 0) or not hasattr(xs, "__iter__"):
+        raise DTypeError(f"{op}: expected a sequence of tensors, got {type(xs).__name__} "
+                         f"{xs!r:.40}.")
+    return list(xs)
+
+
+def dtype_arg(op: str, dtype) -> np.dtype:
+    """A user-given dtype: NumPy's spelling of a bool, integer, float or complex type."""
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError) as e:
+        raise DTypeError(f"{op}: {dtype!r:.40} is not a dtype ({e}); use e.g. tenferro.float64."
+                         ) from None
+    if dt.kind not in "biufc":
+        raise DTypeError(f"{op}: dtype {dt} is not supported; tensors hold bool, integer, float "
+                         f"or complex numbers.")
+    return dt
 
 
 def size_tensor(n, dtype, device=None) -> Tensor:
@@ -154,7 +203,8 @@ def size_tensor(n, dtype, device=None) -> Tensor:
 def broadcast_to(x, shape) -> Tensor:
     """``x`` broadcast to ``shape`` (NumPy rules). Its transpose sums over the broadcast axes."""
     x = tensor_of(x)
-    shape = tuple(as_dim(d) for d in shape)
+    shape = (as_dim(shape),) if isinstance(shape, (int, np.integer)) else tuple(
+        as_dim(d) for d in sequence_of("broadcast_to", shape))
     if same_shape(x.shape, shape):
         return x
     nd = len(shape)
@@ -172,11 +222,11 @@ def operands(op: str, *xs):
     """Promote (NumPy rules, Python scalars weak) and broadcast operands to one shape/dtype."""
     tensors = [x for x in xs if isinstance(x, Tensor)]
     if not tensors:
-        xs = tuple(tensor_of(x) for x in xs)
+        xs = tuple(_operand(op, x, None) for x in xs)
         tensors = list(xs)
     elif len(tensors) < len(xs):
         xs = tuple(
-            x if isinstance(x, (Tensor, Sym)) or is_scalar(x) else tensor_of(x, like=tensors[0])
+            x if isinstance(x, (Tensor, Sym)) or is_scalar(x) else _operand(op, x, tensors[0])
             for x in xs
         )
         tensors = [x for x in xs if isinstance(x, Tensor)]
@@ -217,8 +267,23 @@ def concrete_array(op: str, what: str, v, why: str) -> np.ndarray:
     return np.asarray(v)
 
 
+def _operand(op, x, like):
+    """``x`` as an operand of ``op``; ``None`` and strings are mistakes (NumPy would compute
+    NaN from ``None``)."""
+    if x is None or isinstance(x, (str, bytes, dict, set, type, np.dtype)):
+        desc = "" if like is None else (
+            f" next to a {like.dtype} tensor of shape {tuple(like.shape)}")
+        raise DTypeError(f"{op}: got the operand {x!r:.40} ({type(x).__name__}){desc}; "
+                         f"operands must be tensors, arrays or numbers.")
+    return tensor_of(x, like=like)
+
+
 def normalize_axis(op: str, axis, ndim: int) -> int:
-    a = int(axis)
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise ShapeError(f"{op}: axis {axis!r:.40} ({type(axis).__name__}) is not an integer; "
+                         f"axes are ints (or tuples of ints) in [-{ndim}, {ndim}).") from None
     if not -ndim <= a < max(ndim, 1):
         raise ShapeError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim}.")
     return a % ndim if ndim else 0
@@ -268,6 +333,8 @@ def scalar_constant(like: EagerTensor, value):
             else (kind in "fc" or (kind in "iu" and dt.itemsize == 8)) if t is int else False):
         return None
     b = like._backend
+    if t is int and not -(1 << 63) <= value < (1 << 63):
+        return None  # does not fit: the general path names the overflow
     if value != value or value == 0:
         return _wrap(b.xp.constant(v.shape, value, dt), b)
     key = (t, value, dt, v.shape, b)
@@ -281,6 +348,9 @@ def normalize_axes(op: str, axis, ndim: int) -> tuple:
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    elif not isinstance(axis, (tuple, list)):
+        normalize_axis(op, axis, ndim)  # raises the clear error for a non-integer axis
         axis = (axis,)
     axes = tuple(normalize_axis(op, a, ndim) for a in axis)
     if len(set(axes)) != len(axes):

@@ -15,7 +15,7 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ._base import concrete_array, normalize_axes, normalize_axis, tensor_of
+from ._base import as_int, concrete_array, normalize_axes, normalize_axis, sequence_of, tensor_of
 from .shape import concatenate, flip, reshape, slice_axis, swapaxes
 
 __all__ = [
@@ -79,7 +79,7 @@ def _atleast_1d_all(tup):
 
 
 def _need_some(op, tup):
-    tup = list(tup)
+    tup = sequence_of(op, tup)
     if not tup:
         raise ShapeError(f"{op}: need at least one array to stack.")
     return tup
@@ -290,10 +290,11 @@ def rot90(m, k: int = 1, axes=(0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
     towards the second (NumPy's direction)."""
     x = tensor_of(m)
-    if len(tuple(axes)) != 2:
+    axes = tuple(sequence_of("rot90", axes))
+    if len(axes) != 2:
         raise ShapeError(f"rot90: axes must be a pair of axes, got {axes}.")
-    a0, a1 = normalize_axes("rot90", tuple(axes), x.ndim)
-    k = int(k) % 4
+    a0, a1 = normalize_axes("rot90", axes, x.ndim)
+    k = as_int("rot90", "k", k) % 4
     if k == 0:
         return x
     if k == 2:

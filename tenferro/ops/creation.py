@@ -14,7 +14,7 @@ from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import as_dim, astype, first_tensor, tensor_of
+from ._base import as_dim, astype, dtype_arg, first_tensor, tensor_of
 from .misc import copy, to_device
 
 float64 = np.dtype("float64")
@@ -37,9 +37,18 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             out = out.detach().requires_grad_()
         return out
     backend = get_backend(device if device is not None else state.default_device)
-    arr = np.array(data, dtype=None if dtype is None else np.dtype(dtype), copy=True)
+    dt = None if dtype is None else _dtype_arg("tensor", dtype)
+    try:
+        arr = np.array(data, dtype=dt, copy=True)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise DTypeError(f"tensor: cannot convert the {type(data).__name__} to a "
+                         f"{dt or 'numeric'} array ({e}); give a rectangular array of numbers."
+                         ) from None
     if arr.dtype == object:
         raise DTypeError("tensor: data is ragged or not numeric; give a rectangular array.")
+    if arr.dtype.kind not in "biufc":
+        raise DTypeError(f"tensor: data of dtype {arr.dtype} is not numeric; tensors hold bool, "
+                         f"integer, float or complex numbers.")
     t = _wrap(backend.asarray(arr), backend)
     if requires_grad:
         t.requires_grad_()
@@ -62,12 +71,25 @@ def asarray(data, dtype=None, device=None) -> Tensor:
         backend = get_backend(state.default_device)  # host data goes to the default device
     else:
         backend = backend_of_array(data) or get_backend(state.default_device)
-    return _wrap(backend.asarray(data, dtype=None if dtype is None else np.dtype(dtype)), backend)
+    dt = None if dtype is None else dtype_arg("asarray", dtype)
+    if data is None or isinstance(data, (str, bytes, dict, set, type, np.dtype)):
+        raise DTypeError(f"asarray: cannot convert {type(data).__name__} {data!r:.40} to a "
+                         f"tensor; give a number or an array of numbers.")
+    try:
+        arr = backend.asarray(data, dtype=dt)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise DTypeError(f"asarray: cannot convert the {type(data).__name__} to a tensor "
+                         f"({type(e).__name__}: {e}); give a rectangular array of numbers."
+                         ) from None
+    if getattr(arr.dtype, "kind", "f") not in "biufc":
+        raise DTypeError(f"asarray: data of dtype {arr.dtype} is not numeric.")
+    return _wrap(arr, backend)
 
 
 def full(shape, fill_value, dtype=None, device=None) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value`` (dtype inferred from the value as NumPy
     does: bool, int64, float64 or complex128). A constant: no gradient."""
+    _check_fill("full", fill_value)
     if dtype is None:
         dtype = np.result_type(fill_value) if not isinstance(fill_value, float) else float64
         if isinstance(fill_value, bool):
@@ -76,9 +98,73 @@ def full(shape, fill_value, dtype=None, device=None) -> Tensor:
             dtype = np.dtype(np.int64)
         elif isinstance(fill_value, complex):
             dtype = np.dtype(np.complex128)
-    shape = (as_dim(shape),) if isinstance(shape, (int, np.integer, Sym)) else tuple(
-        as_dim(d) for d in shape)
-    return bind(P.full_p, shape=shape, value=fill_value, dtype=np.dtype(dtype), device=device)
+    dtype = _dtype_arg("full", dtype)
+    shape = checked_shape("full", shape, dtype)
+    return bind(P.full_p, shape=shape, value=fill_value, dtype=dtype, device=device)
+
+
+def _check_fill(op, value):
+    if isinstance(value, Tensor):
+        return
+    if not isinstance(value, (int, float, complex, np.number, np.bool_)) and not (
+            isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biufc"):
+        raise DTypeError(
+            f"{op}: the fill value must be a number or a bool, got {type(value).__name__} "
+            f"{value!r:.40}."
+        )
+
+
+def _dtype_arg(op, dtype) -> np.dtype:
+    return dtype_arg(op, dtype)
+
+
+_MEMORY = []
+
+
+def _memory_bytes() -> int:
+    """This machine's physical memory (cached; a generous default where it cannot be read)."""
+    if not _MEMORY:
+        try:
+            import os
+
+            _MEMORY.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (ValueError, OSError, AttributeError):
+            _MEMORY.append(1 << 46)
+    return _MEMORY[0]
+
+
+def checked_shape(op: str, shape, dtype) -> tuple:
+    """``shape`` as a tuple of sizes, each a non-negative int (or a run-time size), whose
+    buffer fits in memory: a huge shape would otherwise succeed as a broadcast view and fail
+    (or run for hours) in whichever operation first materialises it."""
+    dims = (shape,) if isinstance(shape, (int, np.integer, Sym)) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        raise ShapeError(f"{op}: the shape must be an int or a sequence of ints, got "
+                         f"{type(shape).__name__} {shape!r:.40}.") from None
+    out = []
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer, Sym)):
+            raise ShapeError(f"{op}: the shape {shape!r:.60} holds {d!r:.20} "
+                             f"({type(d).__name__}); sizes must be ints.")
+        d = as_dim(d)
+        if d.__class__ is int and d < 0:
+            raise ShapeError(f"{op}: the shape {tuple(dims)} has a negative size; sizes must be "
+                             f">= 0.")
+        out.append(d)
+    static = [d for d in out if d.__class__ is int]
+    n = 1
+    for d in static:
+        n *= d
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes > _memory_bytes():
+        raise ShapeError(
+            f"{op}: a {np.dtype(dtype).name} tensor of shape {tuple(out)} needs "
+            f"{nbytes / 2**30:.3g} GiB, more than this machine's {_memory_bytes() / 2**30:.3g} "
+            f"GiB of memory; reduce the shape (or split the work into slices)."
+        )
+    return tuple(out)
 
 
 def zeros(shape, dtype=float64, device=None) -> Tensor:
@@ -128,7 +214,8 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
         else:
             dtype = np.result_type(start, stop, step)
             dtype = np.dtype(np.int64) if dtype.kind in "iu" else float64
-    dtype = np.dtype(dtype)
+    dtype = _dtype_arg("arange", dtype)
+    checked_shape("arange", (n,), dtype)
     i = bind(P.iota_p, shape=(n,), dimension=0, dtype=dtype, device=device)
     if step != 1:
         i = i * step
@@ -139,6 +226,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
 
 def linspace(start, stop, num=50, endpoint=True, dtype=float64, device=None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``)."""
+    num = checked_shape("linspace", (num,), dtype)[0]
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     i = bind(P.iota_p, shape=(num,), dimension=0, dtype=np.dtype(dtype), device=device)
@@ -148,6 +236,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=float64, device=None) -> 
 def eye(n, m=None, k=0, dtype=float64, device=None) -> Tensor:
     """An ``n x m`` matrix with ones on diagonal ``k`` (NumPy's ``eye``)."""
     m = n if m is None else m
+    n, m = checked_shape("eye", (n, m), np.int64)
     i = bind(P.iota_p, shape=(n, m), dimension=0, dtype=np.dtype(np.int64), device=device)
     j = bind(P.iota_p, shape=(n, m), dimension=1, dtype=np.dtype(np.int64), device=device)
     from ._base import astype
@@ -181,8 +270,8 @@ def set_rng_state(st) -> None:
 
 def _shape_args(shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-        return tuple(shape[0])
-    return tuple(shape)
+        shape = shape[0]
+    return checked_shape("random", shape, float64)
 
 
 def _check_not_traced():

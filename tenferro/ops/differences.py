@@ -12,6 +12,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..errors import ShapeError
 from ._base import (
+    as_int,
     broadcast_to,
     concrete_array,
     normalize_axes,
@@ -42,7 +43,7 @@ def diff(a, n: int = 1, axis: int = -1, prepend=None, append=None) -> Tensor:
     times, after joining ``prepend``/``append`` (scalars are broadcast) to ``a``. Boolean input
     gives ``a[1:] != a[:-1]``, as NumPy. Linear in ``a``."""
     x = tensor_of(a)
-    n = int(n)
+    n = as_int("diff", "n", n)
     if n < 0:
         raise ShapeError(f"diff: the order n must be non-negative, got {n}.")
     if x.ndim == 0:

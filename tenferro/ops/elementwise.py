@@ -15,6 +15,7 @@ from ..core.tensor import Tensor, mark_view
 from ..errors import DTypeError
 from ._base import (
     PY_SCALARS,
+    as_int,
     astype,
     is_scalar,
     operands,
@@ -41,6 +42,8 @@ def _binary(prim, name):
 
     f.__name__ = name
     f.__doc__ = f"Elementwise ``{prim.name}`` with NumPy broadcasting and type promotion."
+    if prim.convention:  # the derivative's convention at non-differentiable points
+        f.__doc__ += f" Derivative: {prim.convention}."
     return f
 
 
@@ -71,11 +74,20 @@ def arctan2(y, x) -> Tensor:
     return bind(P.atan2_p, a, b)
 
 
+_STATIC_POW = 16  # integer exponents up to this are parameters (exact integer powers)
+
+
 def power(x, y) -> Tensor:
     """``x ** y``. A Python-number exponent uses the static-exponent primitive (exact
     integer powers, derivative p x^(p-1)); a tensor exponent uses ``pow``."""
     if isinstance(x, Tensor) and is_scalar(y) and not isinstance(y, (complex, np.complexfloating)):
         y = y.item() if hasattr(y, "item") else y
+        if not (float(y).is_integer() and -_STATIC_POW <= y <= _STATIC_POW) and y == y:
+            # a data-like exponent (x ** p with p changing every step) is an operand, not a
+            # parameter: a parameter would key a new derivative template per value
+            a, b = operands("power", x, float(y))
+            a, b = to_inexact(a), to_inexact(b)
+            return bind(P.pow_p, a, b)
         if float(y).is_integer():
             y = int(y)
             if y < 0 and x.dtype.kind not in "fc":
@@ -187,7 +199,7 @@ def round(a, decimals: int = 0) -> Tensor:  # noqa: A001  (NumPy's name)
     real and imaginary parts. Integers are unchanged for ``decimals >= 0``. Piecewise
     constant: the derivative is 0 everywhere, also at the jumps."""
     x = tensor_of(a)
-    decimals = int(decimals)
+    decimals = as_int("round", "decimals", decimals)
     if is_complex(x.dtype):
         re, im = round(real(x), decimals), round(imag(x), decimals)
         return add(astype(re, x.dtype), multiply(astype(im, x.dtype), 1j))
@@ -295,7 +307,8 @@ def angle(x) -> Tensor:
     x = to_inexact(tensor_of(x))
     if is_complex(x.dtype):
         return arctan2(imag(x), real(x))
-    return where(less(x, 0), math.pi, 0.0) + 0 * x
+    # 0 * sign(x): a zero derivative, NaN kept, and no 0 * inf = NaN at x = +-inf
+    return where(less(x, 0), math.pi, 0.0) + 0 * sign(x)
 
 
 def abs2(x) -> Tensor:
@@ -342,7 +355,8 @@ clamp = clip
 
 
 def where(condition, x, y) -> Tensor:
-    """Elementwise select: ``x`` where ``condition`` else ``y`` (broadcasting)."""
+    """Elementwise select: ``x`` where ``condition`` else ``y`` (broadcasting). The gradient
+    flows to the chosen branch only (zero cotangent to the other, none to ``condition``)."""
     cond = tensor_of(condition)
     if cond.dtype.kind != "b":
         cond = not_equal(cond, 0)

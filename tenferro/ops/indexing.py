@@ -15,7 +15,7 @@ from ..core.eager import EagerTensor
 from ..core.tensor import IndexView, Tensor, mark_view
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
-from .elementwise import add, less, multiply, where
+from .elementwise import add, less, logical_and, multiply, where
 from .shape import flip, reshape, transpose
 
 
@@ -41,10 +41,70 @@ def _as_index_tensor(i, like):
     return tensor_of(arr.astype(np.int64), like=like)
 
 
+def _is_bool_scalar(i) -> bool:
+    """A Python/NumPy bool or a 0-d boolean array/tensor (NumPy: a new axis, kept or emptied)."""
+    if isinstance(i, (bool, np.bool_)):
+        return True
+    return isinstance(i, (Tensor, np.ndarray)) and i.dtype.kind == "b" and i.ndim == 0
+
+
+def _bool_scalars(idx, x):
+    """``x[True]`` is ``x[None]`` and ``x[False]`` is ``x[None][:0]`` in NumPy (a bool is not
+    the integer 1 here). Returns the index with bools replaced by ``None``, and whether any
+    was False."""
+    out, empty = [], False
+    for i in idx:
+        if _is_bool_scalar(i):
+            try:
+                empty = empty or not bool(i)
+            except ConcretizationError as e:
+                raise ConcretizationError(
+                    "indexing with a traced 0-d boolean gives a data-dependent shape; use "
+                    "tenferro.where(cond, x, 0) instead."
+                ) from e
+            i = None
+        out.append(i)
+    return tuple(out), empty
+
+
+def _check_mask(mask_shape, x, idx, k):
+    """NumPy's rule: a boolean mask must have exactly the shape of the axes it indexes."""
+    before = idx[:k]
+    if any(i is Ellipsis for i in before):  # count the axes after it instead
+        after = sum(_consumed(i) for i in idx[k:])
+        axis = x.ndim - after
+    else:
+        axis = sum(_consumed(i) for i in before)
+    dims = tuple(x.shape[axis:axis + len(mask_shape)])
+    if len(dims) != len(mask_shape) or any(
+            d.__class__ is int and d != m for d, m in zip(dims, mask_shape)):
+        raise ShapeError(
+            f"indexing: a boolean mask of shape {tuple(mask_shape)} does not match the indexed "
+            f"axes {axis}..{axis + len(mask_shape) - 1} of a tensor of shape {tuple(x.shape)} "
+            f"(sizes {dims}); a mask must have exactly the shape of the axes it selects from."
+        )
+
+
+def _is_mask(i) -> bool:
+    if isinstance(i, (Tensor, np.ndarray)):
+        return i.dtype.kind == "b"
+    return isinstance(i, list) and np.asarray(i).dtype.kind == "b"
+
+
+def _consumed(i) -> int:
+    """How many axes of the indexed tensor an index item uses."""
+    if i is None or i is Ellipsis:
+        return 0
+    return np.ndim(i) if _is_mask(i) and not isinstance(i, Tensor) else (
+        i.ndim if _is_mask(i) else 1)
+
+
 def _expand_bool(idx, x):
     """Replace boolean masks with the integer arrays of their True positions (eager only)."""
     out = []
-    for i in idx:
+    for k, i in enumerate(idx):
+        if _is_mask(i):
+            _check_mask(np.shape(i) if not isinstance(i, Tensor) else i.shape, x, idx, k)
         if isinstance(i, Tensor) and i.dtype.kind == "b":
             try:
                 arr = np.asarray(i)
@@ -216,6 +276,8 @@ def getitem(x, idx) -> Tensor:
             return x  # x[:] / x[...]: nothing selected away
         if spec is not None:
             return mark_view(bind(P.basic_index_p, x, spec=spec), x, IndexView(x, raw_idx))
+    if any(_is_bool_scalar(i) for i in (idx if type(idx) is tuple else (idx,))):
+        return _getitem_bool_scalar(x, idx if type(idx) is tuple else (idx,))
     idx = _normalize(idx, x)
     has_array = any(_is_array_index(i) for i in idx)
     # Pass 1: slices, None, and (without array indices) integers.
@@ -298,6 +360,26 @@ def getitem(x, idx) -> Tensor:
     return mark_view(y, x, IndexView(x, raw_idx))
 
 
+def _getitem_bool_scalar(x, idx):
+    """``x[..., True, ...]``: a new axis of size 1 (0 for False), as in NumPy."""
+    idx2, empty = _bool_scalars(idx, x)
+    y = getitem(x, idx2)
+    if not empty:
+        return y
+    if any(_is_array_index(i) for i in idx2):
+        raise ShapeError(
+            f"indexing: a False index combined with index arrays (tensor of shape "
+            f"{tuple(x.shape)}) is not supported; select with a boolean mask instead.")
+    first = next(k for k, i in enumerate(idx) if _is_bool_scalar(i) and not bool(i))
+    pos = 0
+    for i in idx2[:first]:
+        if i is Ellipsis:
+            pos += x.ndim - sum(_consumed(j) for j in idx2)
+        elif i is None or isinstance(i, slice):
+            pos += 1
+    return getitem(y, (slice(None),) * pos + (slice(0, 0),))
+
+
 def _advanced(y, adv):
     """Integer-array indexing of axes ``adv`` = [(axis, _, index)], NumPy placement rules."""
     axes = [a for a, _, _ in adv]
@@ -334,7 +416,10 @@ def _wrap_negative(i, d):
             raise ShapeError(f"index {bad} is out of bounds for an axis of size {d}.")
         if arr.size and arr.min() >= 0:
             return i
-    return where(less(i, 0), add(i, d), i)
+    # an index below -d stays out of range (the backend then raises): wrapped, -d - 1 would
+    # silently become -1, the last element
+    wrapped = add(i, d)
+    return where(logical_and(less(i, 0), ~less(wrapped, 0)), wrapped, i)
 
 
 def _positions(x, idx):
@@ -359,11 +444,7 @@ def setitem(x, idx, value) -> Tensor:
                 "setitem: the index selects some positions more than once, which makes "
                 "assignment ambiguous; use x.at[idx].add(v) to accumulate."
             )
-    v = tensor_of(value, like=x)
-    if v.dtype != x.dtype:
-        from ._base import astype
-
-        v = astype(v, x.dtype)
+    v = _value_for("setitem", x, value)
     v = broadcast_to(v, pos.shape)
     flat_x = reshape(x, (-1,))
     flat_pos = reshape(pos, (-1,))
@@ -382,15 +463,28 @@ def _scatter_mask(n, flat_pos, ones_bool, x):
     return hits > 0
 
 
+def _value_for(op, x, value):
+    """``value`` cast to ``x``'s dtype; a complex value never goes into a real tensor (NumPy
+    raises too: the imaginary part would be dropped silently)."""
+    v = tensor_of(value, like=x)
+    if v.dtype != x.dtype:
+        if v.dtype.kind == "c" and x.dtype.kind != "c":
+            raise DTypeError(
+                f"{op}: cannot store a {v.dtype} value (shape {tuple(v.shape)}) in a {x.dtype} "
+                f"tensor of shape {tuple(x.shape)}: the imaginary part would be lost. Convert "
+                f"the tensor first (x = x.astype(complex)) or store value.real explicitly."
+            )
+        from ._base import astype
+
+        v = astype(v, x.dtype)
+    return v
+
+
 def index_add(x, idx, value) -> Tensor:
     """A copy of ``x`` with ``value`` added at ``x[idx]``; repeated positions accumulate."""
     x = tensor_of(x)
     pos = reshape(_positions(x, idx), (-1,))
-    v = tensor_of(value, like=x)
-    if v.dtype != x.dtype:
-        from ._base import astype
-
-        v = astype(v, x.dtype)
+    v = _value_for("index_add", x, value)
     v = reshape(broadcast_to(v, _positions(x, idx).shape), (-1,))
     return reshape(bind(P.scatter_add_p, reshape(x, (-1,)), pos, v, axis=0), x.shape)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from chainrules import primitives as P
@@ -133,18 +135,30 @@ def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom (NumPy's ``var``; complex:
     of |x - mean|)."""
     x = to_inexact(tensor_of(x))
+    if not isinstance(ddof, (int, float, np.integer, np.floating)) or isinstance(ddof, bool):
+        raise DTypeError(f"var: ddof must be a number, got {type(ddof).__name__} {ddof!r:.30}.")
     axes = normalize_axes("var", axis, x.ndim)
     n = 1
     for a in axes:
         n *= x.shape[a]
     d = subtract(x, mean(x, axes, keepdims=True))
-    return divide(sum(abs2(d), axes, keepdims), n - ddof)
+    # NumPy: no degrees of freedom left (ddof >= n) divides by 0 (inf, or nan for 0/0)
+    dof = n - ddof
+    if dof.__class__ is int or isinstance(dof, float):
+        dof = builtins.max(dof, 0)
+    return divide(sum(abs2(d), axes, keepdims), dof)
 
 
 def std(x, axis=None, ddof=0, keepdims=False) -> Tensor:
     """Standard deviation: the square root of ``var``. Convention: the derivative where the
     variance is 0 is taken as 0."""
     return safe_sqrt(var(x, axis, ddof, keepdims))
+
+
+def _safe_pow(s, p) -> Tensor:
+    """s**p for s >= 0 whose derivative at 0 is taken as 0 (not inf or nan)."""
+    zero = s == 0
+    return where(zero, 0.0, where(zero, 1.0, s) ** p)
 
 
 def safe_sqrt(s) -> Tensor:

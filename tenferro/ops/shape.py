@@ -11,13 +11,21 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.tensor import Tensor, mark_view
 from ..errors import ShapeError
-from ._base import as_dim, astype, normalize_axes, normalize_axis, tensor_of
+from ._base import (
+    as_dim,
+    as_int,
+    astype,
+    normalize_axes,
+    normalize_axis,
+    sequence_of,
+    tensor_of,
+)
 
 
 def _as_shape(shape) -> tuple:
     if isinstance(shape, (int, np.integer, Sym)):
         return (as_dim(shape),)
-    return tuple(as_dim(d) for d in shape)
+    return tuple(as_dim(d) for d in sequence_of("reshape", shape))
 
 
 _RESHAPE_PLANS = BoundedCache("reshape plans", 4096)
@@ -104,7 +112,8 @@ def transpose(x, axes=None) -> Tensor:
     if axes is None:
         key = (None, ndim)
     else:
-        key = _int_shape_key(tuple(axes) if axes.__class__ is list else axes)
+        key = None if axes.__class__ is int else _int_shape_key(
+            tuple(axes) if axes.__class__ is list else axes)  # a bare int: no sequence
         if key is not None:
             key = (key, ndim)
     if key is None:  # axes that are not plain ints: validated every time
@@ -123,7 +132,7 @@ def _permutation(axes, ndim):
     if axes is None:
         perm = tuple(range(ndim - 1, -1, -1))
     else:
-        perm = tuple(normalize_axis("transpose", a, ndim) for a in axes)
+        perm = tuple(normalize_axis("transpose", a, ndim) for a in sequence_of("transpose", axes))
         if sorted(perm) != list(range(ndim)):
             raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {ndim} axes.")
     return _SAME if perm == tuple(range(ndim)) else perm
@@ -157,7 +166,8 @@ def moveaxis(x, source, destination) -> Tensor:
 def expand_dims(x, axis) -> Tensor:
     """Insert size-1 axes at ``axis`` (an int or a tuple), NumPy semantics."""
     x = tensor_of(x)
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(
+        sequence_of("expand_dims", axis))
     nd = x.ndim + len(axes)
     axes = sorted(normalize_axis("expand_dims", a, nd) for a in axes)
     shape = list(x.shape)
@@ -205,7 +215,7 @@ def atleast_1d(x) -> Tensor:
 
 def concatenate(xs, axis=0) -> Tensor:
     """Join along an existing axis (dtypes promote like NumPy)."""
-    xs = [tensor_of(x) for x in xs]
+    xs = [tensor_of(x) for x in sequence_of("concatenate", xs)]
     if not xs:
         raise ShapeError("concatenate: need at least one tensor.")
     if xs[0].ndim == 0:
@@ -223,7 +233,7 @@ concat = concatenate
 
 def stack(xs, axis=0) -> Tensor:
     """Join tensors of equal shape along a new axis ``axis`` (promoting dtypes as NumPy does)."""
-    xs = [tensor_of(x) for x in xs]
+    xs = [tensor_of(x) for x in sequence_of("stack", xs)]
     if not xs:
         raise ShapeError("stack: need at least one tensor.")
     if any(not same_shape(x.shape, xs[0].shape) for x in xs[1:]):
@@ -297,8 +307,11 @@ def diagonal(x, offset=0, axis1=0, axis2=1) -> Tensor:
 def diag_embed(x, offset=0) -> Tensor:
     """Place the last axis on diagonal ``offset`` of new square trailing matrices."""
     x = tensor_of(x)
-    k = x.shape[-1] + abs(int(offset))
-    return bind(P.diag_embed_p, x, offset=int(offset), dims=(k, k))
+    offset = as_int("diag_embed", "offset", offset)
+    if x.ndim == 0:
+        raise ShapeError("diag_embed: expected a tensor with at least one axis, got a 0-d tensor.")
+    k = x.shape[-1] + abs(offset)
+    return bind(P.diag_embed_p, x, offset=offset, dims=(k, k))
 
 
 def diag(x, k=0) -> Tensor:
@@ -307,16 +320,16 @@ def diag(x, k=0) -> Tensor:
     if x.ndim == 1:
         return diag_embed(x, k)
     if x.ndim == 2:
-        return bind(P.diagonal_p, x, offset=int(k))
+        return bind(P.diagonal_p, x, offset=as_int("diag", "k", k))
     raise ShapeError(f"diag: expected a 1-D or 2-D tensor, got shape {x.shape}.")
 
 
 def tril(x, k=0) -> Tensor:
     """The lower triangle (on and below diagonal ``k``) of the last two axes; zeros elsewhere."""
-    return bind(P.tril_p, tensor_of(x), k=int(k))
+    return bind(P.tril_p, tensor_of(x), k=as_int("tril", "k", k))
 
 
 def triu(x, k=0) -> Tensor:
     """The upper triangle (on and above diagonal ``k``) of the last two axes; zeros elsewhere."""
-    return bind(P.triu_p, tensor_of(x), k=int(k))
+    return bind(P.triu_p, tensor_of(x), k=as_int("triu", "k", k))
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..ir.compile import compile_program
+from ..core.eager import impl_error
+from ..errors import TenferroError
+from ..ir.compile import compile_program, failing_eqn
 from ..ir.program import Program
 
 
@@ -21,4 +23,15 @@ class Executable:
             consts = self._device_consts[backend] = [
                 c if backend.name == "numpy" else backend.asarray(c) for c in self.consts
             ]
-        return self._fn(backend.xp, consts, *values)
+        try:
+            return self._fn(backend.xp, consts, *values)
+        except TenferroError:
+            raise
+        except Exception as e:  # wrapped as in eager mode: the op, its operands, the line
+            eqn = failing_eqn(self._fn, self.program, e.__traceback__)
+            if eqn is None:
+                raise
+            err = impl_error(eqn.prim, [v.aval for v in eqn.inputs], eqn.params, backend, e)
+            if eqn.source:
+                err.args = (f"{err.args[0]} [at {eqn.source}]",)
+            raise err from e

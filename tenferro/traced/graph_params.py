@@ -193,6 +193,8 @@ def CALL(v, _):
 
 _REDUCE = {"axes": INTS}
 _LINALG_EPS = {"eps": REAL}
+_WINDOW = {"kernel_size": SHAPE, "strides": INDICES,
+           "padding": _tuple_of(_tuple_of(INDEX, 2)), "dilation": INDICES}  # im2col/col2im
 
 PARAM_KINDS: dict[str, dict] = {
     "argmax": {"axis": INT},
@@ -221,6 +223,8 @@ PARAM_KINDS: dict[str, dict] = {
     "basic_index": {"spec": BASIC_SPEC},
     "basic_index_transpose": {"spec": BASIC_SPEC, "shape": SHAPE},
     "gather": {"axis": INT},
+    "im2col": _WINDOW,
+    "col2im": {"input_shape": SHAPE, **_WINDOW},
     "iota": {"shape": SHAPE, "dimension": INT, "dtype": DTYPE, "device": DEVICE},
     "pad": {"padding_config": PADDING},
     "pow_scalar": {"exponent": REAL},

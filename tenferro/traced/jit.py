@@ -21,7 +21,7 @@ import numpy as np
 from chainrules import ShapedArray
 
 from ..core.tensor import Tensor
-from ..errors import GraphError, RetraceWarning
+from ..errors import GraphError, RetraceWarning, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .trace import trace_avals
@@ -163,4 +163,5 @@ def jit(f=None, *, static_argnums=(), static_argnames=(), optimize: bool = True,
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, optimize=optimize,
                                  cache_size=cache_size)
+    check_callable("jit", f)
     return Jitted(f, static_argnums, static_argnames, optimize, cache_size)

@@ -200,6 +200,9 @@ def load_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_B
     for name, lim in (("max_elements", max_elements), ("max_bytes", max_bytes)):
         if type(lim) is not int or lim < 0:
             raise GraphError(f"load: {name} must be a non-negative int, got {lim!r}")
+    if not hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
+        raise GraphError(f"load: expected a file path or an open binary file, got "
+                         f"{type(path).__name__}.")
     where = str(getattr(path, "name", path)) if hasattr(path, "read") else os.fspath(path)
     fh = path if hasattr(path, "read") else open(path, "rb")  # noqa: SIM115
     try:

@@ -68,6 +68,13 @@ class TracedTensor(Tracer):
         return f"TracedTensor({self.var.aval}, %{self.var.id})"
 
     def _assign(self, new):
+        if id(self.var) in self._trace.input_ids:
+            raise GraphError(
+                f"in-place operation on an input of a traced function ({self.var.aval}; "
+                f"x += v, x[i] = v, x.add_(v), ...): in eager mode it would change the caller's "
+                f"tensor, under jit/trace it cannot. Write the functional form and return the "
+                f"result: y = x + v, or y = x.at[i].set(v). [at {user_frame()}]"
+            )
         self.var = self._trace.full_raise(new).var
 
 
@@ -79,9 +86,12 @@ class StagingTrace(Trace):
         self._const_ids: dict[int, Var] = {}
         self.producers: dict[int, str] = {}  # id(var) -> primitive name, for error messages
         self.record_source = True
+        self.input_ids: set[int] = set()  # the program's inputs: never updated in place
 
     def new_arg(self, aval: ShapedArray) -> TracedTensor:
-        return TracedTensor(self, Var(aval))
+        t = TracedTensor(self, Var(aval))
+        self.input_ids.add(id(t.var))
+        return t
 
     def to_var(self, a) -> Var:
         """The program value of ``a``: its own variable, or a constant of the program."""

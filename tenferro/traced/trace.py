@@ -10,7 +10,7 @@ from chainrules import ShapedArray
 
 from ..core.source import _PKG_DIRS
 from ..core.tensor import Tensor
-from ..errors import GraphError, TenferroError
+from ..errors import GraphError, TenferroError, check_callable
 from ..ir.passes import optimize as optimize_program
 from ..ir.program import Program
 from ..ops._base import tensor_of
@@ -42,6 +42,7 @@ def aval_of_example(x) -> ShapedArray:
 def trace(f, *example_args, name: str | None = None, optimize: bool = True) -> Graph:
     """Trace ``f`` on abstract versions of ``example_args`` (tensors, arrays, numbers or
     ``ShapeDtype``; pytrees allowed) and return its (optimised) ``Graph``."""
+    check_callable("trace", f)
     flat, in_tree = tree_flatten(example_args)
     avals = [aval_of_example(x) for x in flat]
     return trace_avals(f, avals, in_tree, name=name, optimize=optimize)

@@ -5,10 +5,13 @@ Adding a public name means adding it here on purpose."""
 import types
 
 import tenferro as tf
+import tenferro.autograd
+import tenferro.fft
 import tenferro.linalg
 import tenferro.nn
 import tenferro.nn.functional
 import tenferro.optim
+import tenferro.special
 
 TENFERRO = {
     "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
@@ -32,7 +35,8 @@ TENFERRO = {
     "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "saved_residuals",
     "scatter_add", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid", "sign",
     "sin", "sinh", "softmax", "softplus", "split", "sqrt", "square", "squeeze", "stack", "std",
-    "stop_gradient", "sub", "subtract", "sum", "swapaxes", "take", "tan", "tanh", "tensor",
+    "stop_gradient", "sub", "subtract", "sum", "swapaxes", "symmetric", "take", "tan", "tanh",
+    "tensor",
     "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
     "value_and_grad", "var", "vdot", "vjp", "vmap", "where", "zeros", "zeros_like",
 }
@@ -46,6 +50,12 @@ NUMPY_SURFACE = {
     "hypot", "log10", "log2", "logaddexp", "logaddexp2", "mod", "nan_to_num", "partition",
     "rad2deg", "radians", "remainder", "repeat", "roll", "rot90", "round", "select", "sinc", "sort",
     "special", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
+}
+
+# PyTorch's spellings (tenferro/ops/torch_spellings.py, design/numpy-surface.md)
+TORCH_SURFACE = {
+    "autograd", "bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
+    "masked_fill", "numel", "randint", "randperm", "relu", "topk",
 }
 
 LINALG = {
@@ -79,6 +89,14 @@ OPTIM = {
     "Adam", "AdamW", "LBFGS", "Optimizer", "SGD"
 }
 
+SYMMETRIC = {
+    "Leg", "ProductSymmetry", "SymmetricEighResult", "SymmetricQRResult", "SymmetricSVDResult",
+    "SymmetricTensor", "Symmetry", "U1", "Z2", "Zn", "diagonal", "dmrg", "eigh", "einsum",
+    "from_dense", "from_vector", "fuse_legs", "inner", "leg_from_charges", "mpo_from_dense",
+    "ncon", "norm", "product", "qr",
+    "random", "split_legs", "svd", "tensordot", "to_dense", "to_vector", "zeros",
+}
+
 
 def _public(module):
     """Public attributes that are not subpackages/submodules of ``module`` itself (those are
@@ -96,8 +114,8 @@ def _public(module):
 
 
 def test_tenferro_exports_exactly_the_api():
-    assert set(tf.__all__) == TENFERRO | NUMPY_SURFACE
-    assert _public(tf) == TENFERRO | NUMPY_SURFACE
+    assert set(tf.__all__) == TENFERRO | NUMPY_SURFACE | TORCH_SURFACE
+    assert _public(tf) == TENFERRO | NUMPY_SURFACE | TORCH_SURFACE
 
 
 def test_linalg_exports_exactly_the_api():
@@ -105,12 +123,61 @@ def test_linalg_exports_exactly_the_api():
     assert _public(tenferro.linalg) == LINALG
 
 
+def _doc(value) -> str:
+    if isinstance(value, property):
+        value = value.fget
+    return (getattr(value, "__doc__", None) or "").strip()
+
+
 def test_every_public_function_is_documented():
-    for module, names in ((tf, TENFERRO | NUMPY_SURFACE), (tenferro.linalg, LINALG)):
-        for name in sorted(names):
+    """Every public callable of every public namespace has a docstring of its own."""
+    modules = (tf, tenferro.linalg, tenferro.nn, tenferro.nn.functional, tenferro.optim,
+               tenferro.fft, tenferro.special, tenferro.autograd)
+    missing = []
+    for module in modules:
+        for name in sorted(module.__all__):
             value = getattr(module, name)
-            if callable(value) and not isinstance(value, type(tf.float64)):
-                assert (getattr(value, "__doc__", None) or "").strip(), f"{module.__name__}.{name}"
+            if isinstance(value, types.ModuleType) or isinstance(value, type(tf.float64)):
+                continue
+            if callable(value) and not _doc(value):
+                missing.append(f"{module.__name__}.{name}")
+    assert not missing, missing
+
+
+def test_tensor_methods_are_documented():
+    """The ``Tensor`` surface shared by eager and traced tensors: every public method and
+    property says what it is (and, for PyTorch spellings, how it relates to NumPy's)."""
+    for cls in (tf.Tensor, tf.EagerTensor):
+        missing = [n for n, v in vars(cls).items()
+                   if not n.startswith("_") and callable(getattr(v, "fget", v)) and not _doc(v)]
+        assert not missing, (cls.__name__, missing)
+
+
+NON_SMOOTH = (
+    "abs", "amax", "amin", "argsort", "ceil", "clamp", "clip", "fabs", "floor", "fmax", "fmin",
+    "max", "min", "mod", "nan_to_num", "norm", "relu", "remainder", "round", "sign", "sort",
+    "topk", "trunc", "maximum", "minimum", "where",
+)
+
+
+def test_non_smooth_functions_state_their_convention():
+    """Functions with points where no derivative exists say what tenferro returns there."""
+    words = ("derivative", "gradient", "subgradient", "tie", "cotangent")
+    vague = [n for n in NON_SMOOTH if not any(w in _doc(getattr(tf, n)).lower() for w in words)]
+    assert not vague, vague
+
+
+TORCH_NON_SMOOTH = ("relu", "leaky_relu", "elu", "l1_loss", "huber_loss", "smooth_l1_loss",
+                    "max_pool2d", "max_pool1d")
+
+
+def test_nn_non_smooth_functions_state_their_convention():
+    import tenferro.nn.functional as F
+
+    words = ("derivative", "gradient", "subgradient", "tie", "sign(0)")
+    names = [n for n in TORCH_NON_SMOOTH if hasattr(F, n)]
+    vague = [n for n in names if not any(w in _doc(getattr(F, n)).lower() for w in words)]
+    assert not vague, vague
 
 
 FFT = {
@@ -148,3 +215,15 @@ def test_every_nn_and_optim_name_is_documented():
         for name in names:
             doc = getattr(module, name).__doc__
             assert doc and len(doc.strip()) > 20, f"{module.__name__}.{name} has no docstring"
+
+
+def test_symmetric_exports_exactly_the_api():
+    import tenferro.symmetric
+
+    assert set(tenferro.symmetric.__all__) == SYMMETRIC
+    assert _public(tenferro.symmetric) == SYMMETRIC
+    for name in SYMMETRIC:
+        value = getattr(tenferro.symmetric, name)
+        if callable(value):
+            doc = value.__doc__
+            assert doc and len(doc.strip()) > 20, f"tenferro.symmetric.{name} has no docstring"

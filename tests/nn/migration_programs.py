@@ -4,18 +4,16 @@ Each ``program(lib, nn, F, optim, fcall, data)`` is plain PyTorch code in which 
 parameters: run with ``(torch, torch.nn, torch.nn.functional, torch.optim,
 torch.func.functional_call)`` it is the PyTorch original; with ``(tenferro, tenferro.nn,
 tenferro.nn.functional, tenferro.optim, tenferro.nn.functional_call)`` it is the port, every
-name resolved in tenferro. Two programs whose APIs genuinely differ (``torch.autograd.grad`` vs
-``tenferro.autograd_grad``; ``torch.autograd.Function`` vs ``tenferro.custom_vjp``) have a body
-per library.
+name resolved in tenferro. There is one body per program and no workaround: every spelling is
+PyTorch's (``x.size(0)``, ``x.flatten(1)``, ``keepdim=``, ``x.pow``, ``lib.cat``, ``x.t()``,
+``x.transpose(-2, -1)``, ``masked_fill``, ``gather``, ``index_select``, ``topk``, ``bmm``,
+``expand``, ``clamp_`` and ``mul_`` on non-leaves, ``p.data``, ``lib.autograd.grad``,
+``lib.autograd.Function``).
 
 A program returns ``(outputs, objective, params)``: ``outputs`` maps names to tensors (losses,
 parameters, gradients) compared between the libraries; ``objective(params) -> loss`` is the
 differentiable function whose gradient the program's last step used and ``params`` its inputs
 there (a dict), which the finite-difference checks use.
-
-Spellings used on purpose because tenferro lacks PyTorch's (see design/nn.md): ``x.shape[0]``
-for ``x.size(0)``, ``lib.concatenate`` for ``torch.cat``, positional ``keepdim``, ``x ** 2`` for
-``x.pow(2)``, ``x.reshape(x.shape[0], -1)`` for ``x.flatten(1)``.
 """
 
 from __future__ import annotations
@@ -62,6 +60,7 @@ def make_data(name: str) -> dict:
                      "head.weight": n((6, e)) * 0.3, "head.bias": n(6) * 0.1}
     elif name == "broadcasting":
         d["a"], d["b"], d["c"], d["s"] = n((3, 1, 4)), n((5, 1)), n((4,)), n(())
+        d["m"], d["idx"] = n((3, 4, 2)), r.integers(0, 5, (3, 2, 4))
     elif name == "tape_semantics":
         d["x"], d["w"] = n((3, 4)), n((4,))
     elif name == "in_place":
@@ -163,8 +162,8 @@ def activations_norms(lib, nn, F, optim, fcall, d):
         h = h + F.softplus(x, beta=2.0) * F.sigmoid(x) + F.tanh(x) * F.gelu(x, approximate="tanh")
         h = F.batch_norm(h, None, None, g, b, training=True)
         h = F.group_norm(h, 3, w, b) + F.layer_norm(h, h.shape[1:])
-        h = F.log_softmax(h.reshape(h.shape[0], -1), dim=1)
-        return -(h * F.softmax(x.reshape(x.shape[0], -1), dim=1)).sum(1).mean()
+        h = F.log_softmax(h.flatten(1), dim=1)
+        return -(h * x.flatten(1).softmax(1)).sum(dim=1).mean()
 
     loss = f({"x": x, "w": w, "g": g, "b": b})
     loss.backward()
@@ -188,7 +187,7 @@ def cnn(lib, nn, F, optim, fcall, d):
         def forward(self, x):
             x = F.max_pool2d(F.relu(self.bn(self.conv1(x))), 2)
             x = F.adaptive_avg_pool2d(F.silu(self.conv2(x)), 1)
-            return self.fc(x.reshape(x.shape[0], -1))
+            return self.fc(x.reshape(x.size(0), -1))
 
     model = Net().double()
     model.load_state_dict({k: lib.tensor(v) for k, v in d["init"].items()})
@@ -255,14 +254,23 @@ def causal_attention(lib, nn, F, optim, fcall, d):
 
 # ------------------------------------------------------------------- 6. broadcasting
 def broadcasting(lib, nn, F, optim, fcall, d):
-    ps = {k: lib.tensor(d[k], requires_grad=True) for k in ("a", "b", "c", "s")}
+    ps = {k: lib.tensor(d[k], requires_grad=True) for k in ("a", "b", "c", "s", "m")}
+    idx = lib.tensor(d["idx"])
 
     def f(p):
-        a, b, c, s = p["a"], p["b"], p["c"], p["s"]
+        a, b, c, s, m = p["a"], p["b"], p["c"], p["s"], p["m"]
         x = a * b + c  # (3, 5, 4)
-        y = x - x.mean(1, True) + s * c[None, None, :]
-        z = (y / (1 + y.abs().sum(-1, True))).unsqueeze(0) * b
-        return (z**2).sum() + lib.where(x > 0, x, s).sum() + (a @ c[:, None]).sum()
+        y = x - x.mean(dim=1, keepdim=True) + s * c[None, None, :]
+        z = (y / (1 + y.abs().sum(-1, keepdim=True))).unsqueeze(0) * b
+        loss = z.pow(2).sum() + lib.where(x > 0, x, s).sum() + (a @ c[:, None]).sum()
+        # PyTorch's shape and indexing spellings
+        w = lib.bmm(x, m) + x.transpose(-2, -1)[:, :2, :].transpose(1, 2).sigmoid()  # (3, 5, 2)
+        w = lib.cat([w, b.expand(3, -1, 2)], dim=2)  # (3, 5, 4)
+        w = w.masked_fill(x < -1.0, 0.25).gather(1, idx)  # (3, 2, 4)
+        top = w.flatten(1).topk(3, dim=1).values.relu()
+        sel = x.index_select(1, lib.tensor([4, 0, 0]))  # (3, 3, 4)
+        return (loss + (top * w.size(0)).sum() + sel.pow(3).mean()
+                + m[0].t().sum(0).max(dim=0).values * x.dim())
 
     loss = f(ps)
     loss.backward()
@@ -271,21 +279,13 @@ def broadcasting(lib, nn, F, optim, fcall, d):
 
 
 # ------------------------------------------------------------------ 7. tape semantics
-def tape_semantics_tenferro(tf, nn, F, optim, fcall, d):
-    return _tape_semantics(tf, lambda out, inputs: tf.autograd_grad(out, inputs), d)
-
-
-def tape_semantics_torch(torch, nn, F, optim, fcall, d):
-    return _tape_semantics(torch, lambda out, inputs: torch.autograd.grad(out, inputs), d)
-
-
-def _tape_semantics(lib, autograd_grad, d):
+def tape_semantics(lib, nn, F, optim, fcall, d):
     x = lib.tensor(d["x"], requires_grad=True)
     w = lib.tensor(d["w"], requires_grad=True)
     out = {}
 
     def f(p):
-        return (lib.tanh(p["x"] @ p["w"]) ** 2).sum()
+        return lib.tanh(p["x"] @ p["w"]).pow(2).sum()
 
     # retain_graph: two backward passes through one graph accumulate into .grad
     h = lib.tanh(x @ w)
@@ -309,7 +309,7 @@ def _tape_semantics(lib, autograd_grad, d):
     # the gradient of an intermediate
     h = x @ w
     loss = (lib.exp(h) * h).sum()
-    out["grad_of_intermediate"] = autograd_grad(loss, [h])[0]
+    out["grad_of_intermediate"] = lib.autograd.grad(loss, [h])[0]
     # create_graph: differentiate the gradient again (a Hessian-vector product)
     x.grad = None
     w.grad = None
@@ -333,17 +333,21 @@ def in_place(lib, nn, F, optim, fcall, d):
         h *= 2.0
         h += 1.0
         h[1:3, 0] = lib.tensor(d["v"])
-        h = h.clamp(-2.0, 2.0)  # (h.clamp_ raises in tenferro: see design/nn.md, known gaps)
+        h.clamp_(-2.0, 2.0)  # in place on a non-leaf that its own backward needs
+        h.mul_(p["w"][0])  # ... and whose old value the multiplication's gradient needs
         h.add_(h.mean(), alpha=0.5)
         return (lib.sin(h) * h).sum()
 
     losses = []
-    for _ in range(5):  # hand-written SGD: the classic in-place parameter update
+    for step in range(6):  # hand-written SGD: the classic in-place parameter updates
         loss = f({"w": w})
         loss.backward()
-        with lib.no_grad():
-            w -= 0.05 * w.grad
-            w.grad.zero_()
+        if step % 2:
+            with lib.no_grad():
+                w -= 0.05 * w.grad
+        else:
+            w.data.sub_(0.05 * w.grad)  # the older idiom, through .data
+        w.grad.zero_()
         losses.append(loss.item())
     # a saved tensor modified in place: both libraries refuse to give a wrong gradient
     a = lib.tensor(d["x"], requires_grad=True)
@@ -384,38 +388,22 @@ def long_training(lib, nn, F, optim, fcall, d):
 
 
 # ----------------------------------------------------------------- 10. custom function
-def custom_function_tenferro(tf, nn, F, optim, fcall, d):
-    @tf.custom_vjp
-    def safe_log_norm(x):
-        """log ||x||_row with a hand-written VJP (x / ||x||^2 times the cotangent)."""
-        return tf.log(tf.sqrt((x * x).sum(-1)))
+def custom_function(lib, nn, F, optim, fcall, d):
+    class SafeLogNorm(lib.autograd.Function):
+        """log ||x||_row with a hand-written backward (x / ||x||^2 times the cotangent)."""
 
-    def fwd(x):
-        n2 = (x * x).sum(-1)
-        return tf.log(tf.sqrt(n2)), (x, n2)
-
-    def bwd(res, ct):
-        x, n2 = res
-        return (x / n2[:, None] * ct[:, None],)
-
-    safe_log_norm.defvjp(fwd, bwd)
-    return _custom_program(tf, safe_log_norm, d)
-
-
-def custom_function_torch(torch, nn, F, optim, fcall, d):
-    class SafeLogNorm(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
             n2 = (x * x).sum(-1)
             ctx.save_for_backward(x, n2)
-            return torch.log(torch.sqrt(n2))
+            return lib.log(lib.sqrt(n2))
 
         @staticmethod
         def backward(ctx, ct):
             x, n2 = ctx.saved_tensors
             return x / n2[:, None] * ct[:, None]
 
-    return _custom_program(torch, SafeLogNorm.apply, d)
+    return _custom_program(lib, SafeLogNorm.apply, d)
 
 
 def _custom_program(lib, fn, d):
@@ -432,16 +420,8 @@ def _custom_program(lib, fn, d):
     return out, f, {"x": x.detach(), "w": w.detach()}
 
 
-PROGRAMS = {
-    "mlp_sgd": (mlp_sgd, mlp_sgd),
-    "embedding_classifier": (embedding_classifier, embedding_classifier),
-    "activations_norms": (activations_norms, activations_norms),
-    "cnn": (cnn, cnn),
-    "causal_attention": (causal_attention, causal_attention),
-    "broadcasting": (broadcasting, broadcasting),
-    "tape_semantics": (tape_semantics_tenferro, tape_semantics_torch),
-    "in_place": (in_place, in_place),
-    "long_training": (long_training, long_training),
-    "custom_function": (custom_function_tenferro, custom_function_torch),
-}
-"""name -> (tenferro body, PyTorch body): the same function where the APIs coincide."""
+PROGRAMS = {name: globals()[name] for name in (
+    "mlp_sgd", "embedding_classifier", "activations_norms", "cnn", "causal_attention",
+    "broadcasting", "tape_semantics", "in_place", "long_training", "custom_function",
+)}
+"""name -> the program (one body, run by both libraries)."""

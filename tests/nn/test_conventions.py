@@ -10,7 +10,6 @@ from scipy.special import erf as scipy_erf
 import tenferro as tf
 import tenferro.nn.functional as F
 from tenferro.errors import DTypeError, GradientError, GraphError, ShapeError
-from tenferro.nn._erf import erf
 from tenferro.testing import check_grads
 from tests.nn._util import assert_close
 
@@ -57,16 +56,22 @@ def test_embedding_padding_row_gets_no_gradient():
     np.testing.assert_array_equal(g[[0, 3]], 0.0)
 
 
-def test_erf_matches_scipy_and_its_derivative_is_exact():
-    x = np.concatenate([np.linspace(-7, 7, 20001), [0.0, -0.0, 1e-300, 1.0, -1.0, 6.0, 40.0]])
-    got = erf(tf.tensor(x)).numpy()
-    ref = scipy_erf(x)
-    rel = np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300)
-    assert rel.max() < 1e-15, rel.max()
+def test_gelu_is_exact_through_special_erf_and_tanh_is_pytorchs_approximation():
+    x = np.concatenate([np.linspace(-9, 9, 2001), [0.0, -0.0, 1e-300, 40.0]])
+    got = F.gelu(tf.tensor(x)).numpy()
+    ref = 0.5 * x * (1 + scipy_erf(x * (1 / np.sqrt(2))))  # the same formula, SciPy erf
+    np.testing.assert_allclose(got, ref, rtol=1e-15, atol=1e-300)
+    approx = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x * x * x)))
+    np.testing.assert_allclose(F.gelu(tf.tensor(x), approximate="tanh").numpy(), approx,
+                               rtol=1e-15, atol=1e-300)
+    # the exact form is the erf primitive (its own derivative rules), not a series
+    graph = tf.trace(F.gelu, tf.ShapeDtype((3,), tf.float64))
+    assert "erf" in {e.prim.name for e in graph.program.eqns}
     xs = np.array([-3.0, -0.5, 0.0, 0.99, 1.01, 2.5])
-    d = tf.grad(lambda v: tf.sum(erf(v)))(tf.tensor(xs)).numpy()
-    np.testing.assert_allclose(d, 2 / np.sqrt(np.pi) * np.exp(-xs**2), rtol=1e-15)
-    check_grads(erf, [tf.tensor(xs)], order=3)
+    d = tf.grad(lambda v: tf.sum(F.gelu(v)))(tf.tensor(xs)).numpy()
+    pdf = np.exp(-xs**2 / 2) / np.sqrt(2 * np.pi)
+    np.testing.assert_allclose(d, 0.5 * (1 + scipy_erf(xs / np.sqrt(2))) + xs * pdf, rtol=1e-14)
+    check_grads(F.gelu, [tf.tensor(xs)], order=3)
 
 
 def test_dropout_is_seeded_scaled_and_off_in_eval():

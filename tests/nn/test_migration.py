@@ -19,7 +19,7 @@ NAMES = list(PROGRAMS)
 
 
 def run_tenferro(name):
-    body = PROGRAMS[name][0]
+    body = PROGRAMS[name]
     return body(tf, tf.nn, F, tf.optim, tf.nn.functional_call, make_data(name))
 
 
@@ -40,7 +40,7 @@ def test_program_matches_torch(name):
     torch = pytest.importorskip("torch")
     functional_call = pytest.importorskip("torch.func").functional_call
     with _torch_float64(torch):
-        want, _, _ = PROGRAMS[name][1](torch, torch.nn, torch.nn.functional, torch.optim,
+        want, _, _ = PROGRAMS[name](torch, torch.nn, torch.nn.functional, torch.optim,
                                        functional_call, make_data(name))
     got, _, _ = run_tenferro(name)
     assert sorted(got) == sorted(want)

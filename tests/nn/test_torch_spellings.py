@@ -1,0 +1,395 @@
+"""PyTorch's spellings (tenferro/ops/torch_spellings.py and the Tensor methods): values and
+gradients against PyTorch (1e-12, float64) when it is installed, against finite differences
+always; the rules where NumPy and PyTorch disagree (design/numpy-surface.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tenferro as tf
+from tenferro.errors import DTypeError, GradientError, ShapeError
+from tests.nn._util import Const, assert_finite_differences, assert_matches_torch
+
+R = np.random.default_rng(11)
+
+
+def _a(*shape):
+    return R.standard_normal(shape)
+
+
+IDX = R.integers(0, 4, (3, 2, 5))
+
+# name -> (f(lib, *xs), inputs): the same code run by tenferro and PyTorch
+CASES = {
+    "cat": (lambda lib, a, b: lib.cat([a, b * 2, a], dim=1), [_a(3, 2), _a(3, 4)]),
+    "masked_fill": (lambda lib, a: a.masked_fill(a > 0.3, -1.5) * a, [_a(4, 5)]),
+    "masked_fill_fn": (lambda lib, a: lib.masked_fill(a, a < 0, 2.0), [_a(4, 5)]),
+    "masked_fill_tensor_value": (lambda lib, a, b: a.masked_fill(a > 0, (b * b).sum()),
+                                 [_a(4, 5), _a(2)]),
+    "index_select": (lambda lib, a: a.index_select(1, lib.tensor([3, 0, 3, 1])), [_a(2, 4, 3)]),
+    "gather": (lambda lib, a, i: a.gather(1, i), [_a(3, 4, 6), Const(IDX)]),
+    "gather_fn": (lambda lib, a, i: lib.gather(a, -1, i[..., :2]), [_a(3, 2, 5), Const(IDX)]),
+    "topk": (lambda lib, a: a.topk(3, dim=1).values, [_a(4, 7)]),
+    "topk_smallest": (lambda lib, a: lib.topk(a, 2, 0, largest=False).values, [_a(5, 3)]),
+    "bmm": (lambda lib, a, b: lib.bmm(a, b), [_a(3, 2, 4), _a(3, 4, 5)]),
+    "flatten": (lambda lib, a: a.flatten(1, 2) * 1.0, [_a(2, 3, 4, 2)]),
+    "flatten_fn": (lambda lib, a: lib.flatten(a, 1), [_a(2, 3, 4)]),
+    "t": (lambda lib, a: a.t() @ a, [_a(3, 4)]),
+    "transpose_swap": (lambda lib, a: a.transpose(0, 2) * a.transpose(2, 0), [_a(2, 3, 2)]),
+    "transpose_2d": (lambda lib, a: a.transpose(1, 0) + a.transpose(-1, -2), [_a(3, 3)]),
+    "expand": (lambda lib, a: a.expand(2, -1, 4) * 1.0, [_a(3, 1)]),
+    "expand_as": (lambda lib, a, b: a.expand_as(b) * b, [_a(1, 4), _a(3, 4)]),
+    "tile": (lambda lib, a: a.tile(2, 3) if lib is tf else a.repeat(2, 3), [_a(2, 3)]),
+    "pow": (lambda lib, a: a.pow(3) + a.abs().pow(0.5), [_a(3, 4)]),
+    "relu": (lambda lib, a: a.relu() + lib.relu(a * 2), [_a(4, 5)]),
+    "sigmoid": (lambda lib, a: a.sigmoid(), [_a(4, 5)]),
+    "softmax": (lambda lib, a: a.softmax(0) + a.log_softmax(dim=1), [_a(4, 5)]),
+    "sum_dim": (lambda lib, a: a.sum(dim=1, keepdim=True) * a.mean(dim=(0, 2)).sum(),
+                [_a(3, 4, 2)]),
+    "prod_dim": (lambda lib, a: a.prod(dim=1, keepdim=True), [_a(3, 4)]),
+    "max_dim": (lambda lib, a: a.max(dim=1).values + a.min(dim=1, keepdim=True)[0].sum(),
+                [_a(4, 6)]),
+    "logsumexp": (lambda lib, a: a.logsumexp(dim=1), [_a(4, 6)]),
+    "norm_p": (lambda lib, a: a.norm(p=2, dim=1) + a.norm(p=1, dim=0).sum() + a.norm(),
+               [_a(4, 6)]),
+    "cumsum": (lambda lib, a: a.cumsum(dim=1), [_a(3, 4)]),
+    "argmax_keepdim": (lambda lib, a: a * a.argmax(dim=1, keepdim=True).double(), [_a(3, 4)]),
+    "view_as": (lambda lib, a, b: a.view_as(b) * b, [_a(2, 6), _a(3, 4)]),
+}
+
+
+@pytest.mark.numpy_only
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    f, arrays = CASES[name]
+    assert_matches_torch(lambda *xs: f(tf, *xs), lambda *xs: f(torch, *xs), arrays)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_finite_differences(name):
+    f, arrays = CASES[name]
+    if name.startswith("argmax"):
+        arrays = [arrays[0]]
+    assert_finite_differences(lambda *xs: f(tf, *xs), arrays)
+
+
+def test_size_numel_dim():
+    x = tf.zeros((2, 3, 4))
+    assert x.size == 24 and isinstance(x.size, int) and x.size + 1 == 25  # NumPy's attribute
+    assert x.size() == (2, 3, 4) and x.size(1) == 3 and x.size(-1) == 4  # PyTorch's call
+    assert x.numel() == 24 == tf.numel(x) and x.dim() == 3
+    with pytest.raises(ShapeError, match="axes -3..2"):
+        x.size(3)
+    import copy
+    import pickle
+
+    assert type(pickle.loads(pickle.dumps(x.size))) is int and copy.deepcopy(x.size) == 24
+
+
+def test_size_as_a_static_parameter_in_saved_graphs(tmp_path):
+    def f(x):
+        n = x.size
+        return tf.reshape(x, (n,)) * tf.arange(n) + x.reshape(x.size(0), -1).sum(0).sum()
+
+    g = tf.trace(f, tf.ShapeDtype((2, 3), tf.float64))
+    g.save(tmp_path / "g.tfg")
+    x = tf.tensor(_a(2, 3))
+    np.testing.assert_allclose(tf.load(tmp_path / "g.tfg")(x).numpy(), f(x).numpy())
+
+
+def test_transpose_rule():
+    x = tf.tensor(_a(2, 3))
+    np.testing.assert_array_equal(x.transpose(1, 0).numpy(), x.numpy().T)  # both libraries
+    np.testing.assert_array_equal(x.transpose((0, 1)).numpy(), x.numpy())  # NumPy's tuple
+    np.testing.assert_array_equal(x.transpose().numpy(), x.numpy().T)
+    with pytest.raises(ShapeError, match="ambiguous"):
+        x.transpose(0, 1)  # NumPy: identity; PyTorch: swap
+    with pytest.raises(ShapeError, match="ambiguous"):
+        x.transpose(0, -1)
+    np.testing.assert_array_equal(x.transpose(1, 1).numpy(), x.numpy())  # PyTorch's no-op swap
+    y = tf.tensor(_a(2, 3, 4))
+    assert y.transpose(0, 1).shape == (3, 2, 4)  # PyTorch's swap: NumPy would reject it
+    assert y.transpose(2, 0, 1).shape == (4, 2, 3)  # NumPy's permutation
+    assert y.transpose((1, 2, 0)).shape == (3, 4, 2)
+
+
+def test_repeat_is_numpys_and_torchs_spelling_is_tile():
+    x = tf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(x.repeat(2).numpy(), np.repeat(x.numpy(), 2))
+    np.testing.assert_array_equal(x.repeat(2, 1).numpy(), np.repeat(x.numpy(), 2, 1))
+    np.testing.assert_array_equal(x.repeat(2, axis=0).numpy(), np.repeat(x.numpy(), 2, 0))
+    np.testing.assert_array_equal(x.tile(2, 3).numpy(), np.tile(x.numpy(), (2, 3)))
+    with pytest.raises(TypeError, match=r"x\.tile\(1, 2, 3\)"):
+        x.repeat(1, 2, 3)
+    with pytest.raises(ShapeError, match=r"x\.tile\(2, 3\)"):
+        x.repeat(2, 3)  # no axis 3: only PyTorch's reading makes sense
+
+
+def test_flatten_numpy_and_torch_forms():
+    x = tf.tensor(_a(2, 3, 4))
+    assert x.flatten().shape == (24,) and x.flatten("C").shape == (24,)
+    assert x.flatten(1).shape == (2, 12) and x.flatten(0, 1).shape == (6, 4)
+    assert tf.flatten(tf.tensor(3.0)).shape == (1,)
+    with pytest.raises(ValueError, match="C order"):
+        x.flatten("F")
+
+
+def test_casts():
+    x = tf.tensor([1.7, -2.5])
+    assert x.float().dtype == np.float32 and x.float().double().dtype == np.float64
+    np.testing.assert_array_equal(x.long().numpy(), [1, -2])
+    assert x.int().dtype == np.int32 and x.bool().dtype == np.bool_
+    assert x.cdouble().dtype == np.complex128 and x.cfloat().dtype == np.complex64
+    assert float(tf.tensor(2.5)) == 2.5  # Python's float() is __float__, not the method
+    with pytest.raises(DTypeError, match="imaginary"):
+        tf.tensor([1 + 2j]).double()
+    assert tf.is_complex(tf.tensor([1j])) and not tf.tensor([1.0]).is_complex()
+    assert tf.tensor([1.0]).is_floating_point() and not tf.tensor([1]).is_floating_point()
+
+
+def test_random_integers_and_permutations_are_seeded():
+    tf.manual_seed(5)
+    a, p = tf.randint(3, 9, (200,)), tf.randperm(10)
+    tf.manual_seed(5)
+    b, q = tf.randint(3, 9, size=(200,)), tf.randperm(10)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(p.numpy(), q.numpy())
+    assert a.dtype == np.int64 and set(np.unique(a.numpy())) == set(range(3, 9))
+    np.testing.assert_array_equal(np.sort(p.numpy()), np.arange(10))
+    assert tf.randint(4, (3, 2)).shape == (3, 2) and int(tf.randint(4, (50,)).max()) < 4
+    with pytest.raises(TypeError, match="size"):
+        tf.randint(4)
+    with pytest.raises(tf.errors.GraphError):
+        tf.jit(lambda x: x + tf.randint(3, (2,)))(tf.zeros(2))
+
+
+def test_from_numpy_copies():
+    a = np.arange(3.0)
+    t = tf.from_numpy(a)
+    a[0] = 10.0
+    assert t.numpy()[0] == 0.0  # a value, not a view of the array
+    with pytest.raises(TypeError, match="numpy.ndarray"):
+        tf.from_numpy([1.0, 2.0])
+
+
+def test_shape_errors_name_the_op():
+    x = tf.tensor(_a(3, 4))
+    with pytest.raises(ShapeError, match="gather"):
+        x.gather(1, tf.tensor([[0, 1]] * 4))  # larger than the input on axis 0
+    with pytest.raises(DTypeError, match="masked_fill"):
+        x.masked_fill(tf.tensor([1.0]), 0.0)
+    with pytest.raises(ShapeError, match="bmm"):
+        tf.bmm(x, x)
+    with pytest.raises(ShapeError, match="index_select"):
+        x.index_select(0, tf.tensor([[0]]))
+    with pytest.raises(ShapeError, match="topk"):
+        x.topk(5)
+    with pytest.raises(DTypeError, match="topk"):
+        tf.topk(tf.tensor([1j]), 1)
+    with pytest.raises(ShapeError, match="t\\(\\)"):
+        tf.zeros((2, 2, 2)).t()
+    with pytest.raises(ShapeError, match="expand"):
+        x.expand(4)
+
+
+def test_topk_ties_take_the_lower_index_and_its_gradient_goes_there():
+    x = tf.tensor([1.0, 3.0, 3.0, 0.0], requires_grad=True)
+    v, i = tf.topk(x, 2)
+    np.testing.assert_array_equal(i.numpy(), [1, 2])
+    v, i = tf.topk(x, 1)
+    np.testing.assert_array_equal(i.numpy(), [1])
+    v.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0, 0.0])
+
+
+def test_relu_derivative_at_zero_is_zero():
+    g = tf.grad(lambda x: tf.relu(x).sum())(tf.tensor([-1.0, 0.0, 2.0]))
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0, 1.0])
+    g = tf.grad(lambda x: x.relu().sum())(tf.tensor([0.0]))
+    np.testing.assert_array_equal(g.numpy(), [0.0])
+
+
+def test_traced_and_transformed():
+    def f(a, b):
+        return (lib_ops(a, b)).sum()
+
+    def lib_ops(a, b):
+        w = tf.cat([a, b], dim=0).masked_fill(a.sum() > 100.0, 0.0)
+        top = w.gather(1, tf.tensor([[1, 0]] * 5)).topk(1, dim=1).values
+        return top * w.t().sum(dim=0, keepdim=False)[:, None]
+
+    a, b = tf.tensor(_a(2, 3)), tf.tensor(_a(3, 3))
+    g_eager = tf.grad(f, argnums=(0, 1))(a, b)
+    g_jit = tf.jit(tf.grad(f, argnums=(0, 1)))(a, b)
+    for u, v in zip(g_eager, g_jit):
+        np.testing.assert_allclose(u.numpy(), v.numpy(), rtol=1e-14)
+
+
+# ------------------------------------------------------------------- x.data
+def test_data_updates_write_through_unrecorded():
+    w = tf.tensor([1.0, 2.0], requires_grad=True)
+    w.data.mul_(3.0)  # no no_grad needed, as in PyTorch
+    np.testing.assert_array_equal(w.detach().numpy(), [3.0, 6.0])
+    assert w.is_leaf and w.requires_grad
+    w.data = tf.tensor([0.5, 0.25])
+    np.testing.assert_array_equal(w.detach().numpy(), [0.5, 0.25])
+    d = w.data
+    d -= 1.0
+    np.testing.assert_array_equal(w.detach().numpy(), [-0.5, -0.75])
+    assert not w.data.requires_grad
+    with pytest.raises(DTypeError, match="shape, dtype and device"):
+        w.data = tf.zeros(3)
+
+
+def test_data_update_of_a_saved_value_is_caught():
+    w = tf.tensor([1.0, 2.0], requires_grad=True)
+    loss = (w * w).sum()
+    w.data.add_(1.0)  # PyTorch would silently use the new value here
+    with pytest.raises(GradientError, match="modified in place"):
+        loss.backward()
+
+
+# ------------------------------------------------------- in place on non-leaves
+def _inplace_program(lib, x, y):
+    a = lib.tensor(x, requires_grad=True)
+    b = lib.tensor(y, requires_grad=True)
+    h = a * 2.0
+    h.clamp_(-1.0, 1.5)  # clamp's backward needs the old h
+    h.mul_(b)  # the gradient for b needs the old h
+    h.pow_(2)
+    h[0] = b[1] * 3.0
+    h.masked_fill_(h > 1.0, 0.5)
+    h.add_(b, alpha=-0.5)
+    h /= b.abs() + 1.0
+    lib.sin(h).sum().backward()
+    return a.grad, b.grad
+
+
+def test_inplace_on_non_leaf_uses_the_old_value_where_its_own_backward_needs_it():
+    x, y = _a(3, 4), _a(3, 4)
+    ga, gb = _inplace_program(tf, x, y)
+
+    def f(a, b):  # the same computation, functionally
+        h = tf.clip(a * 2.0, -1.0, 1.5) * b
+        h = h**2
+        h = h.at[0].set(b[1] * 3.0)
+        h = tf.where(h > 1.0, 0.5, h) - 0.5 * b
+        return tf.sin(h / (tf.abs(b) + 1.0)).sum()
+
+    want = tf.grad(f, argnums=(0, 1))(tf.tensor(x), tf.tensor(y))
+    np.testing.assert_allclose(ga.numpy(), want[0].numpy(), rtol=1e-14)
+    np.testing.assert_allclose(gb.numpy(), want[1].numpy(), rtol=1e-14)
+    check = pytest.importorskip("torch")
+    tga, tgb = _inplace_program(check, x, y)
+    np.testing.assert_allclose(ga.numpy(), tga.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(gb.numpy(), tgb.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_inplace_on_a_value_an_earlier_op_saved_still_raises():
+    a = tf.tensor(_a(3), requires_grad=True)
+    h = a * 1.0
+    c = (h * h).sum()  # saves h
+    h.mul_(a)  # its own use of h is fine, but c's backward needs the old h
+    with pytest.raises(GradientError, match="modified in place"):
+        c.backward()
+    e = tf.exp(a)  # saves its output
+    e.mul_(2.0)
+    with pytest.raises(GradientError, match="modified in place"):
+        e.sum().backward()
+
+
+def test_inplace_with_create_graph_differentiates_through_the_old_value():
+    a = tf.tensor([0.3, -0.7], requires_grad=True)
+    h = a * 1.0
+    h.mul_(a)  # h = a^2 in place
+    h.mul_(a)  # a^3
+    (g,) = tf.autograd.grad(h.sum(), [a], create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * a.detach().numpy() ** 2, rtol=1e-15)
+    g.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 6 * a.detach().numpy(), rtol=1e-15)
+
+
+# --------------------------------------------------------- tenferro.autograd
+class _Cube(tf.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        return k * x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * ctx.k * x * x * g, None
+
+
+def test_autograd_function_in_every_mode():
+    x = np.array([0.5, -1.5, 2.0])
+    t = tf.tensor(x, requires_grad=True)
+    _Cube.apply(t, 2.0).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), 6 * x**2, rtol=1e-15)
+    f = lambda v: _Cube.apply(v, 2.0).sum()  # noqa: E731
+    np.testing.assert_allclose(tf.grad(f)(tf.tensor(x)).numpy(), 6 * x**2, rtol=1e-15)
+    np.testing.assert_allclose(tf.jit(tf.grad(f))(tf.tensor(x)).numpy(), 6 * x**2, rtol=1e-15)
+    np.testing.assert_allclose(tf.hessian(f)(tf.tensor(x)).numpy(), np.diag(12 * x), rtol=1e-15)
+    assert tf.autograd.grad is tf.autograd_grad
+
+
+def test_autograd_function_rejects_wrong_gradients():
+    class Bad(tf.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    t = tf.tensor([1.0], requires_grad=True)
+    with pytest.raises(TypeError, match="returned 1 gradients"):
+        Bad.apply(t, 2.0).sum().backward()
+
+
+def test_autograd_namespace():
+    assert set(tf.autograd.__all__) == {"Function", "grad"}
+
+
+@pytest.mark.parametrize("op", ["silu", "relu_view", "leaky_relu", "elu"])
+def test_functional_inplace_forms_on_non_leaves(op):
+    import tenferro.nn.functional as F
+
+    x = _a(3, 4)
+
+    def run(lib, F, inplace):
+        a = lib.tensor(x, requires_grad=True)
+        h = a * 2.0
+        if op == "silu":  # silu's own backward needs the old h
+            h = F.silu(h, inplace=inplace)
+        elif op == "relu_view":  # in place on a row writes through to h
+            r = F.relu(h[1], inplace=inplace)
+            h = h if inplace else h.at[1].set(r) if lib is tf else torch_set(h, r)
+        elif op == "leaky_relu":
+            h = F.leaky_relu(h, 0.1, inplace=inplace)
+        else:
+            h = F.elu(h, 0.7, inplace=inplace)
+        (lib.sin(h) * h).sum().backward()
+        return a.grad.numpy()
+
+    def torch_set(h, r):  # pragma: no cover - only the functional torch run
+        h = h.clone()
+        h[1] = r
+        return h
+
+    want = run(tf, F, False)
+    np.testing.assert_allclose(run(tf, F, True), want, rtol=1e-15)
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as TF
+
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        np.testing.assert_allclose(run(torch, TF, True), want, rtol=1e-12, atol=1e-15)
+    finally:
+        torch.set_default_dtype(old)
