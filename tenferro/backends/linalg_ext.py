@@ -132,6 +132,22 @@ def _direct(a) -> bool:
     return a.ndim == 2 and a.size > 0 and a.dtype in _LAPACK_DTYPES
 
 
+@functools.lru_cache(maxsize=256)
+def _arange(k: int) -> np.ndarray:
+    """``np.arange(k)`` made once per size (read-only): the gauge fixes index with it."""
+    r = np.arange(k)
+    r.flags.writeable = False
+    return r
+
+
+@functools.lru_cache(maxsize=256)
+def _triu_mask(k: int, n: int) -> np.ndarray:
+    """The (k, n) upper-triangle mask (read-only), so R = triu(qr) is one ``np.where``."""
+    r = np.triu(np.ones((k, n), dtype=bool))
+    r.flags.writeable = False
+    return r
+
+
 def _lwork(w) -> int:
     w = float(np.real(w))
     return max(1, int(w * (1 + 1e-6)) + 1)  # a float32 workspace size may round down
@@ -201,7 +217,7 @@ class ScipyLinalg(_Gauges):
             return fix_svd_gauge(self.xp, u, s, vh)
         # one matrix: the same convention as fix_svd_gauge, by direct indexing
         rows = vh[:k]
-        vp = rows[np.arange(k), np.abs(rows).argmax(axis=1)]  # conj of entry p_j of v_j
+        vp = rows[_arange(k), np.abs(rows).argmax(axis=1)]  # conj of entry p_j of v_j
         cplx = vp.dtype.kind == "c"
         ph = _unit_phases(np.conj(vp) if cplx else vp)
         c = np.conj(ph) if cplx else ph
@@ -216,7 +232,7 @@ class ScipyLinalg(_Gauges):
         if v.ndim != 2 or v.shape[-1] == 0:
             return fix_eigh_gauge(self.xp, w, v)
         k = v.shape[1]
-        ph = _unit_phases(v[np.abs(v).argmax(axis=0), np.arange(k)])
+        ph = _unit_phases(v[np.abs(v).argmax(axis=0), _arange(k)])
         return w, v * (np.conj(ph) if ph.dtype.kind == "c" else ph)
 
     @staticmethod
@@ -270,7 +286,7 @@ class ScipyLinalg(_Gauges):
             qr_, tau, _, info1 = geqrf(a, lwork=lw1)
             q, _, info2 = orgqr(qr_[:, :k], tau, lwork=lw2)
             if info1 == 0 and info2 == 0:
-                return q, np.triu(qr_[:k, :])
+                return q, np.where(_triu_mask(k, n), qr_[:k, :], qr_.dtype.type(0))
         if a.size == 0:
             return np.linalg.qr(a, mode="complete" if complete else "reduced")
         return sl.qr(a, mode="full" if complete else "economic", check_finite=False)

@@ -293,13 +293,23 @@ def reduction_axes(op: str, axis, ndim: int) -> tuple:
     """``normalize_axes`` sorted, cached per (op, axis, ndim): reductions call it per op."""
     if isinstance(axis, list):
         axis = tuple(axis)
-    if axis.__class__ is not int and axis is not None and not (
-            axis.__class__ is tuple and all(a.__class__ is int for a in axis)):
-        return tuple(sorted(normalize_axes(op, axis, ndim)))  # the cache would equate 1.0 and 1
-    try:
+    if _plain_axes(axis):
         return _reduction_axes(op, axis, ndim)
-    except TypeError:  # an unhashable axis: let normalize_axes name the problem
-        return tuple(sorted(normalize_axes(op, axis, ndim)))
+    # anything else (floats, bools, NumPy integers, unhashables) is checked on every call: a
+    # cache keyed by value would let 1.0 or True hit the entry of 1
+    return tuple(sorted(normalize_axes(op, axis, ndim)))
+
+
+def _plain_axes(axis) -> bool:
+    """``None``, a Python ``int`` or a tuple of them (exactly ``int``, not ``bool``)."""
+    if axis is None or axis.__class__ is int:
+        return True
+    if axis.__class__ is not tuple:
+        return False
+    for a in axis:
+        if a.__class__ is not int:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=1024)

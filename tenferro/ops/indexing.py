@@ -196,6 +196,7 @@ def _index(ii, d, axis):
 
 
 _BASIC_SPECS = BoundedCache("basic index specs", 4096)
+_WHOLE = object()  # a cached spec meaning "selects all of x": x[:] is x itself
 
 
 def _index_key(idx):
@@ -262,14 +263,19 @@ def getitem(x, idx) -> Tensor:
     raw_idx = idx
     key = _index_key(idx)
     shape = x.shape
-    if key is not None and all(d.__class__ is int for d in shape):
+    if key is not None:
         # static shape, basic index: one primitive, the parsed index cached per signature
+        # (only static shapes are stored, so a hit proves the shape static)
         spec = _BASIC_SPECS.get((key, shape))
-        if spec is None:
-            spec = _BASIC_SPECS.put((key, shape), _basic_spec(key, shape))
-        if all(e == (0, d, 1) for e, d in zip(spec, shape)) and len(spec) == len(shape):
+        if spec is None and all(d.__class__ is int for d in shape):
+            spec = _basic_spec(key, shape)
+            if len(spec) == len(shape) and all(e == (0, d, 1) for e, d in zip(spec, shape)):
+                spec = _WHOLE
+            _BASIC_SPECS.put((key, shape), spec)
+        if spec is _WHOLE:
             return x  # x[:] / x[...]: nothing selected away
-        return mark_view(bind(P.basic_index_p, x, spec=spec), x, IndexView(x, raw_idx))
+        if spec is not None:
+            return mark_view(bind(P.basic_index_p, x, spec=spec), x, IndexView(x, raw_idx))
     if any(_is_bool_scalar(i) for i in (idx if type(idx) is tuple else (idx,))):
         return _getitem_bool_scalar(x, idx if type(idx) is tuple else (idx,))
     idx = _normalize(idx, x)

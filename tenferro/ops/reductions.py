@@ -36,21 +36,27 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
     x = tensor_of(x)
     if dtype is not None:
         x = astype(x, dtype)
-    elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8):
-        x = astype(x, np.int64)
-    axes = reduction_axes("sum", axis, x.ndim)
+    else:
+        dt = x.dtype
+        if dt.kind == "b" or (dt.kind in "iu" and dt.itemsize < 8):
+            x = astype(x, np.int64)
+    shape = x.shape
+    axes = reduction_axes("sum", axis, len(shape))
     out = bind(P.reduce_sum_p, x, axes=axes) if axes else x
-    return _keep(out, axes, x.shape, keepdims)
+    return _keep(out, axes, shape, keepdims)
 
 
 def mean(x, axis=None, keepdims=False) -> Tensor:
     """Arithmetic mean over ``axis`` (all axes by default); integers promote to float64."""
     x = to_inexact(tensor_of(x))
-    axes = reduction_axes("mean", axis, x.ndim)
+    shape = x.shape
+    axes = reduction_axes("mean", axis, len(shape))
     n = 1
     for a in axes:
-        n *= x.shape[a]
-    return divide(sum(x, axes, keepdims), n)
+        n *= shape[a]
+    # sum's body without its second coercion and axis lookup (x is already inexact)
+    total = _keep(bind(P.reduce_sum_p, x, axes=axes) if axes else x, axes, shape, keepdims)
+    return divide(total, n)
 
 
 def prod(x, axis=None, keepdims=False) -> Tensor:

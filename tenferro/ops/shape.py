@@ -7,6 +7,7 @@ import numpy as np
 from chainrules import primitives as P
 from chainrules.symbolic import Sym, decide, same_shape, same_size, sym_max
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.tensor import Tensor, mark_view
 from ..errors import ShapeError
@@ -27,12 +28,49 @@ def _as_shape(shape) -> tuple:
     return tuple(as_dim(d) for d in sequence_of("reshape", shape))
 
 
+_RESHAPE_PLANS = BoundedCache("reshape plans", 4096)
+
+
+def _int_shape_key(shape):
+    """``shape`` as a tuple when it is a Python int or a tuple of Python ints (exactly
+    ``int``: a float, bool or NumPy integer takes the checked path), else ``None``."""
+    if shape.__class__ is int:
+        return (shape,)
+    if shape.__class__ is tuple:
+        for d in shape:
+            if d.__class__ is not int:
+                return None
+        return shape
+    return None
+
+
 def reshape(x, shape) -> Tensor:
     """Reshape; one entry may be -1."""
     x = tensor_of(x)
-    shape = _as_shape(shape)
-    if same_shape(shape, x.shape):
+    key = _int_shape_key(shape)
+    if key is not None:
+        # a static request on a static shape: the resolved sizes cached per (request, shape)
+        key = (key, x.shape)
+        plan = _RESHAPE_PLANS.get(key)
+        if plan is not None:
+            if plan is _SAME:
+                return x
+            return mark_view(bind(P.reshape_p, x, new_sizes=plan), x, "reshape")
+    plan = _reshape_sizes(x, _as_shape(shape))
+    if key is not None and all(d.__class__ is int for d in x.shape):
+        _RESHAPE_PLANS.put(key, plan)
+    if plan is _SAME:
         return x
+    return mark_view(bind(P.reshape_p, x, new_sizes=plan), x, "reshape")
+
+
+_SAME = object()  # a reshape plan meaning "already this shape: return the input"
+
+
+def _reshape_sizes(x, shape):
+    """The sizes ``x`` reshapes to (-1 resolved, errors named), or ``_SAME``."""
+    if same_shape(shape, x.shape):
+        return _SAME
     if shape.count(-1) > 1:  # structural comparisons (see chainrules.symbolic)
         raise ShapeError(f"reshape: only one -1 allowed, got {shape}.")
     if -1 in shape:
@@ -49,7 +87,7 @@ def reshape(x, shape) -> Tensor:
                 f"reshape: cannot reshape {x.shape} (size {x.size}) into {shape}{dyn}."
             )
         shape = tuple(x.size // known if i == hole else d for i, d in enumerate(shape))
-    return mark_view(bind(P.reshape_p, x, new_sizes=shape), x, "reshape")
+    return shape
 
 
 def _divides(known, size) -> bool:
@@ -64,19 +102,40 @@ def ravel(x) -> Tensor:
     return reshape(x, (-1,))
 
 
+_PERMUTATIONS = BoundedCache("transpose permutations", 4096)
+
+
 def transpose(x, axes=None) -> Tensor:
     """Permute axes (reverse them by default)."""
     x = tensor_of(x)
+    ndim = len(x.shape)
     if axes is None:
-        perm = tuple(range(x.ndim - 1, -1, -1))
+        key = (None, ndim)
     else:
-        perm = tuple(normalize_axis("transpose", a, x.ndim)
-                     for a in sequence_of("transpose", axes))
-        if sorted(perm) != list(range(x.ndim)):
-            raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {x.ndim} axes.")
-    if perm == tuple(range(x.ndim)):
+        key = None if axes.__class__ is int else _int_shape_key(
+            tuple(axes) if axes.__class__ is list else axes)  # a bare int: no sequence
+        if key is not None:
+            key = (key, ndim)
+    if key is None:  # axes that are not plain ints: validated every time
+        perm = _permutation(axes, ndim)
+    else:
+        perm = _PERMUTATIONS.get(key)
+        if perm is None:
+            perm = _PERMUTATIONS.put(key, _permutation(axes, ndim))
+    if perm is _SAME:
         return x
     return mark_view(bind(P.transpose_p, x, permutation=perm), x, "transpose")
+
+
+def _permutation(axes, ndim):
+    """The normalised permutation (errors named), or ``_SAME`` for the identity."""
+    if axes is None:
+        perm = tuple(range(ndim - 1, -1, -1))
+    else:
+        perm = tuple(normalize_axis("transpose", a, ndim) for a in sequence_of("transpose", axes))
+        if sorted(perm) != list(range(ndim)):
+            raise ShapeError(f"transpose: {tuple(axes)} is not a permutation of {ndim} axes.")
+    return _SAME if perm == tuple(range(ndim)) else perm
 
 
 permute_dims = transpose
