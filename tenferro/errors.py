@@ -23,6 +23,34 @@ class GraphFormatError(GraphError):
     tenferro does not read (see design/graph-files.md). The message names what is wrong."""
 
 
+def named_argument_errors(op: str):
+    """Decorate a public function whose arguments take many forms (sequences, nested lists,
+    numbers or tensors): a raw ``TypeError``/``AttributeError`` (a wrong kind of argument) or
+    ``ValueError``/``OverflowError``/``ZeroDivisionError`` (a wrong value) raised while it
+    interprets them becomes a ``DTypeError``/``ShapeError`` naming the op, the argument types
+    and where to look. tenferro's own errors pass through unchanged."""
+    import functools
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except TenferroError:
+                raise
+            except (TypeError, AttributeError, ValueError, OverflowError,
+                    ZeroDivisionError) as e:
+                kinds = ", ".join([type(a).__name__ for a in args]
+                                  + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+                cls = DTypeError if isinstance(e, (TypeError, AttributeError)) else ShapeError
+                raise cls(f"{op}: invalid arguments ({kinds}): {e}. See help(tenferro.{op}) "
+                          f"for the accepted forms.") from e
+
+        return checked
+
+    return wrap
+
+
 def check_callable(op: str, f) -> None:
     """Transformations take a function: say so when they are handed something else."""
     if not callable(f):

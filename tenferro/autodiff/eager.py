@@ -308,13 +308,23 @@ EagerNode.tape = EAGER_TAPE
 EVAL_TRACE.tape = EAGER_TAPE  # EvalTrace hands the ops it records to this tape
 
 
+def _tensor_list(what: str, xs) -> list:
+    """``autograd_grad``'s outputs/inputs: a tensor or a sequence of tensors."""
+    if isinstance(xs, EagerTensor):
+        return [xs]
+    if isinstance(xs, (list, tuple)) and all(isinstance(x, EagerTensor) for x in xs):
+        return list(xs)
+    raise GradientError(f"autograd_grad: {what} must be a tensor or a list/tuple of tensors, "
+                        f"got {type(xs).__name__} {xs!r:.40}.")
+
+
 def autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
                   allow_unused=False) -> tuple:
     """Like ``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs`` (any tensors
     that require grad, leaves or intermediates), without touching ``.grad``. Always returns a
     tuple, one entry per input, as PyTorch does."""
-    outputs = [outputs] if isinstance(outputs, EagerTensor) else list(outputs)
-    inputs = [inputs] if isinstance(inputs, EagerTensor) else list(inputs)
+    outputs = _tensor_list("outputs", outputs)
+    inputs = _tensor_list("inputs", inputs)
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     elif isinstance(grad_outputs, EagerTensor):

@@ -24,7 +24,7 @@ from collections import Counter
 import numpy as np
 
 from ..core.tensor import Tensor
-from ..errors import ShapeError
+from ..errors import ShapeError, named_argument_errors
 from .api import get_plan
 from .execute import promote, run
 
@@ -118,6 +118,7 @@ def _plan(labels, order, forder):
     return out, (order if isinstance(order, str) else tuple(_path(labels, order_t)))
 
 
+@named_argument_errors("ncon")
 def ncon(tensors, index_lists, order=None, forder=None) -> Tensor:
     """Contract a tensor network given in the ncon convention (see the module docstring).
 

@@ -50,7 +50,13 @@ from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import ConcretizationError, DTypeError, ShapeError, SingularMatrixError
+from ..errors import (
+    ConcretizationError,
+    DTypeError,
+    ShapeError,
+    SingularMatrixError,
+    named_argument_errors,
+)
 from ..ops import (
     abs,
     abs2,
@@ -495,6 +501,7 @@ def expm(a, hermitian: bool = False) -> Tensor:
 _MATRIX_ORDS = (None, "fro", "f", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
 
 
+@named_argument_errors("norm")
 def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
     """Vector and matrix norms with NumPy's ``numpy.linalg.norm`` semantics.
 

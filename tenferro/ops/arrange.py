@@ -14,7 +14,7 @@ from chainrules import primitives as P
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import ShapeError
+from ..errors import ShapeError, named_argument_errors
 from ._base import as_int, concrete_array, normalize_axes, normalize_axis, sequence_of, tensor_of
 from .shape import concatenate, flip, reshape, slice_axis, swapaxes
 
@@ -116,6 +116,7 @@ def column_stack(tup) -> Tensor:
 
 
 # ------------------------------------------------------------------------- splitting
+@named_argument_errors("array_split")
 def array_split(ary, indices_or_sections, axis: int = 0) -> list:
     """Split into pieces along ``axis``: ``indices_or_sections`` an int N gives N pieces
     whose sizes differ by at most one (the first ``size % N`` one larger), a sequence gives
@@ -237,6 +238,7 @@ def tile(A, reps) -> Tensor:
 
 
 # ------------------------------------------------------------------------ roll etc.
+@named_argument_errors("roll")
 def roll(a, shift, axis=None) -> Tensor:
     """Shift elements cyclically by ``shift`` along ``axis`` (the flattened array, reshaped
     back, for ``axis=None``); ``shift`` and ``axis`` may be tuples (broadcast together)."""

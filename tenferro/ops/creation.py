@@ -13,7 +13,7 @@ from ..backends import backend_of_array, get_backend
 from ..core.dispatch import bind, state
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, named_argument_errors
 from ._base import as_dim, astype, dtype_arg, first_tensor, tensor_of
 from .misc import copy, to_device
 
@@ -193,6 +193,7 @@ def ones_like(x, dtype=None) -> Tensor:
     return full_like(x, 1, dtype)
 
 
+@named_argument_errors("arange")
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     """Evenly spaced values in [start, stop) (NumPy's ``arange``). ``stop`` may be a size
     known only at run time (e.g. ``arange(s.shape[0])`` under ``jit``) when start and step are
@@ -224,6 +225,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     return i
 
 
+@named_argument_errors("linspace")
 def linspace(start, stop, num=50, endpoint=True, dtype=float64, device=None) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``)."""
     num = checked_shape("linspace", (num,), dtype)[0]
@@ -310,6 +312,7 @@ def rand(*shape, dtype=float64, device=None) -> EagerTensor:
     return _from_host(_rng.gen.random(_shape_args(shape)), dtype, device)
 
 
+@named_argument_errors("normal")
 def normal(mean=0.0, std=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
     """Normally distributed samples (mean ``mean``, standard deviation ``std``) from tenferro's
     generator (seeded by ``manual_seed``). Eager only: random draws inside traced code are
@@ -318,6 +321,7 @@ def normal(mean=0.0, std=1.0, size=(), dtype=float64, device=None) -> EagerTenso
     return _from_host(_rng.gen.normal(mean, std, size), dtype, device)
 
 
+@named_argument_errors("uniform")
 def uniform(low=0.0, high=1.0, size=(), dtype=float64, device=None) -> EagerTensor:
     """Uniform samples in [low, high) from tenferro's generator (seeded by ``manual_seed``).
     Eager only."""

@@ -13,7 +13,7 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import IndexView, Tensor, mark_view
-from ..errors import ConcretizationError, DTypeError, ShapeError
+from ..errors import ConcretizationError, DTypeError, ShapeError, named_argument_errors
 from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, less, logical_and, multiply, where
 from .shape import flip, reshape, transpose
@@ -517,6 +517,7 @@ class _AtIndex:
         return getitem(self.x, self.idx)
 
 
+@named_argument_errors("take")
 def take(x, indices, axis=None) -> Tensor:
     """Gather entries along ``axis`` (the flattened tensor by default); the embedding-table
     pattern: cotangents of repeated indices accumulate."""
@@ -531,6 +532,7 @@ def take(x, indices, axis=None) -> Tensor:
     return bind(P.gather_p, x, i, axis=ax)
 
 
+@named_argument_errors("scatter_add")
 def scatter_add(x, indices, updates, axis=0) -> Tensor:
     """``x`` with ``updates`` added at ``indices`` along ``axis`` (repeats accumulate)."""
     x = tensor_of(x)

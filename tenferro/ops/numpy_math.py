@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, named_argument_errors
 from ._base import (
     broadcast_shapes_of,
     broadcast_to,
@@ -245,6 +245,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
 
 
 # ------------------------------------------------------------------------------ select
+@named_argument_errors("select")
 def select(condlist, choicelist, default=0) -> Tensor:
     """NumPy's ``select``: the element of the first choice whose condition holds, else
     ``default`` (all broadcast together). The derivative goes to the chosen operand."""

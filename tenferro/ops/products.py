@@ -9,7 +9,7 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
-from ..errors import ShapeError
+from ..errors import ShapeError, named_argument_errors
 from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import conj
 from .shape import reshape
@@ -69,6 +69,7 @@ def matmul(a, b) -> Tensor:
     return out
 
 
+@named_argument_errors("tensordot")
 def tensordot(a, b, axes=2) -> Tensor:
     """Contract ``axes`` of ``a`` with ``axes`` of ``b`` (NumPy conventions)."""
     a, b = _promote2("tensordot", a, b)

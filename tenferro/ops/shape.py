@@ -10,7 +10,7 @@ from chainrules.symbolic import Sym, decide, same_shape, same_size, sym_max
 from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.tensor import Tensor, mark_view
-from ..errors import ShapeError
+from ..errors import ShapeError, named_argument_errors
 from ._base import (
     as_dim,
     as_int,
@@ -244,6 +244,7 @@ def stack(xs, axis=0) -> Tensor:
     return xs[0] if len(xs) == 1 else concatenate(xs, ax)
 
 
+@named_argument_errors("split")
 def split(x, indices_or_sections, axis=0) -> list:
     """Split along ``axis`` into equal sections (an int) or at the given indices (NumPy's
     ``split``); returns a list."""
@@ -281,6 +282,7 @@ def flip(x, axis=None) -> Tensor:
     return bind(P.flip_p, x, axes=tuple(sorted(axes))) if axes else x
 
 
+@named_argument_errors("pad")
 def pad(x, pad_width, constant_values=0) -> Tensor:
     """Constant padding, NumPy's ``pad_width`` convention."""
     x = tensor_of(x)
