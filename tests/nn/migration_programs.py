@@ -89,22 +89,29 @@ def _detached(model):
     return {k: p.detach() for k, p in model.named_parameters()}
 
 
+def _train(lib, model, opt, loss_of, inputs, steps):
+    """``steps`` optimizer steps on ``loss_of(model(*inputs))``, then the gradient at the final
+    parameters left in ``.grad``: (losses per step, the final loss) as PyTorch programs do."""
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_of(model(*inputs))
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    opt.zero_grad()
+    loss_of(model(*inputs)).backward()
+    return lib.tensor(losses)
+
+
 # ---------------------------------------------------------------------- 1. MLP + SGD
 def mlp_sgd(lib, nn, F, optim, fcall, d):
     model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 3)).double()
     model.load_state_dict({k: lib.tensor(v) for k, v in d["init"].items()})
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3)
     x, y = lib.tensor(d["x"]), lib.tensor(d["y"])
-    losses = []
-    for _ in range(15):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    opt.zero_grad()
-    F.cross_entropy(model(x), y).backward()
-    out = {"losses": lib.tensor(losses), **_params(model), **_grads(model)}
+    losses = _train(lib, model, opt, lambda out: F.cross_entropy(out, y), (x,), 15)
+    out = {"losses": losses, **_params(model), **_grads(model)}
     return out, lambda p: F.cross_entropy(fcall(model, p, (x,)), y), _detached(model)
 
 
@@ -136,16 +143,8 @@ def embedding_classifier(lib, nn, F, optim, fcall, d):
     def loss_of(logits):
         return F.cross_entropy(logits, y, ignore_index=-1, label_smoothing=0.1)
 
-    losses = []
-    for _ in range(10):
-        opt.zero_grad()
-        loss = loss_of(model(tokens))
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    opt.zero_grad()
-    loss_of(model(tokens)).backward()
-    out = {"losses": lib.tensor(losses), **_params(model), **_grads(model)}
+    losses = _train(lib, model, opt, loss_of, (tokens,), 10)
+    out = {"losses": losses, **_params(model), **_grads(model)}
     return out, lambda p: loss_of(fcall(model, p, (tokens,))), _detached(model)
 
 
@@ -193,20 +192,12 @@ def cnn(lib, nn, F, optim, fcall, d):
     model.load_state_dict({k: lib.tensor(v) for k, v in d["init"].items()})
     opt = optim.AdamW(model.parameters(), lr=0.02, weight_decay=0.05)
     x, y = lib.tensor(d["x"]), lib.tensor(d["y"])
-    losses = []
-    for _ in range(6):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    opt.zero_grad()
-    F.cross_entropy(model(x), y).backward()
+    losses = _train(lib, model, opt, lambda out: F.cross_entropy(out, y), (x,), 6)
     model.eval()
     with lib.no_grad():
         eval_logits = model(x)
     model.train()
-    out = {"losses": lib.tensor(losses), "eval_logits": eval_logits, **_params(model),
+    out = {"losses": losses, "eval_logits": eval_logits, **_params(model),
            **_grads(model), "running_mean": model.bn.running_mean,
            "running_var": model.bn.running_var}
     return out, lambda p: F.cross_entropy(fcall(model, p, (x,)), y), _detached(model)
@@ -239,16 +230,8 @@ def causal_attention(lib, nn, F, optim, fcall, d):
     def loss_of(logits):
         return F.cross_entropy(logits.reshape(-1, 6), y.reshape(-1))
 
-    losses = []
-    for _ in range(8):
-        opt.zero_grad()
-        loss = loss_of(model(x))
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    opt.zero_grad()
-    loss_of(model(x)).backward()
-    out = {"losses": lib.tensor(losses), **_params(model), **_grads(model)}
+    losses = _train(lib, model, opt, loss_of, (x,), 8)
+    out = {"losses": losses, **_params(model), **_grads(model)}
     return out, lambda p: loss_of(fcall(model, p, (x,))), _detached(model)
 
 
