@@ -457,7 +457,7 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
     truncated on the merged spectrum), ``cutoff`` drops singular values of the normalised
     two-site tensor below it, ``schedule`` gives the bond dimension per sweep. The ground
     state search is forward only: it runs on the blocks' arrays (module docstring)."""
-    from ..tn.dmrg import DMRGResult, default_schedule
+    from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
     from ..tn.progress import Progress
 
     mpo = list(mpo)
@@ -536,13 +536,10 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
             p.update(sweep + 1, E=energy, dE=change, D=sites.max_bond(), products=nmv,
                      discarded=disc_max)
-            at_final = D >= sched[-1] and sweep >= len(sched) - 1
-            if at_final and change <= tol * max(abs(energy), 1e-300):
-                converged = True
+            converged, local_tol = sweep_outcome(energy, change, tol, local_tol,
+                                                 D >= sched[-1] and sweep >= len(sched) - 1)
+            if converged:
                 break
-            if not math.isinf(change):
-                local_tol = min(1e-4, max(1e-12, math.sqrt(change / max(abs(energy), 1e-300))
-                                          * 1e-3))
             prev = energy
     mps = [_to_tensors(sites.plain(i), device) for i in range(L)]
     maxb = max(a.legs[2].dim for a in mps[:-1])

@@ -149,6 +149,18 @@ def _split(theta, Dl, d1, d2, Dr, max_rank, cutoff, move_right):
 
 
 # ------------------------------------------------------------------------ DMRG
+def sweep_outcome(energy: float, change: float, tol: float, local_tol: float,
+                  at_final: bool) -> tuple:
+    """After a sweep: (converged?, the next sweep's Lanczos tolerance). Converged once the
+    final bond dimension is reached and the energy changed by at most ``tol`` relative; the
+    local tolerance follows the energy's convergence (sqrt of its relative change, x 1e-3)."""
+    if at_final and change <= tol * max(abs(energy), 1e-300):
+        return True, local_tol
+    if not math.isinf(change):
+        local_tol = min(1e-4, max(1e-12, math.sqrt(change / max(abs(energy), 1e-300)) * 1e-3))
+    return False, local_tol
+
+
 def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1e-10,
          max_sweeps: int = 40, tol: float = 1e-10, ncv: int = 12, seed: int = 0,
          dtype=None, progress=None) -> DMRGResult:
@@ -220,14 +232,10 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
             p.update(sweep + 1, E=energy, dE=change, D=max(a.shape[2] for a in mps[:-1]),
                      products=nmv, discarded=disc_max)
-            at_final = D >= sched[-1] and sweep >= len(sched) - 1
-            if at_final and change <= tol * max(abs(energy), 1e-300):
-                converged = True
+            converged, local_tol = sweep_outcome(energy, change, tol, local_tol,
+                                                 D >= sched[-1] and sweep >= len(sched) - 1)
+            if converged:
                 break
-            # the next sweep's Lanczos tolerance follows the energy's convergence
-            if not math.isinf(change):
-                local_tol = min(1e-4, max(1e-12, math.sqrt(change / max(abs(energy), 1e-300))
-                                          * 1e-3))
             prev = energy
     maxb = max(int(a.shape[2]) for a in mps[:-1])
     return DMRGResult(energy, mps, energies, maxb, disc_max, sweep + 1, converged,
