@@ -14,14 +14,14 @@ import tenferro.distributed as td
 from tenferro.contract import ContractionPlan
 from tenferro.errors import ShapeError
 
+from .test_executor import EQ, EQ0, operands
+
 distributed = pytest.importorskip("distributed")  # the `test` extra installs dask[distributed]
 
 pytestmark = pytest.mark.numpy_only  # workers compute with NumPy whatever the local backend
 
 DEADLINE = 120.0  # seconds for any one call (a cold worker imports tenferro first)
 ROOT = str(Path(tf.__file__).resolve().parent.parent)
-EQ = "abc,cbd,de->ae"
-EQ0 = "abc,cbd,da->"
 
 
 def within(fn, *args, **kwargs):
@@ -57,17 +57,6 @@ def client():
         cluster.close(timeout=30)
 
 
-def operands(rng, eq, dtype=np.float64):
-    shapes = {EQ: [(3, 4, 5), (5, 4, 6), (6, 2)], EQ0: [(3, 4, 5), (5, 4, 6), (6, 3)]}[eq]
-    out = []
-    for s in shapes:
-        x = rng.standard_normal(s)
-        if np.dtype(dtype).kind == "c":
-            x = x + 1j * rng.standard_normal(s)
-        out.append(x)
-    return out
-
-
 def sliced_plan(eq, ops, sliced=("b", "c")):
     """A plan slicing ``sliced`` (chosen here: planned slices vary between searches)."""
     d = tf.contract_path(eq, *ops, optimize="optimal").to_dict()
@@ -81,7 +70,7 @@ def _check_workers_run_this_tenferro(client):
 
 def _check_sliced_equals_unsliced(rng, client, capsys):
     for dtype in (np.float64, np.complex128):
-        ops = operands(rng, EQ, dtype)
+        ops = operands(rng, dtype, EQ)
         plan = sliced_plan(EQ, ops)
         capsys.readouterr()
         got = within(tf.einsum, EQ, *ops, plan=plan, executor=client, slices_per_task=3,
@@ -100,7 +89,7 @@ def _loss(eq, plan):
 
 
 def _check_gradient(rng, client, eq, dtype, **kw):
-    ops = operands(rng, eq, dtype)
+    ops = operands(rng, dtype, eq)
     plan = sliced_plan(eq, ops)
     val, grads = within(td.value_and_grad, _loss(eq, plan), tuple(ops), plan, client=client,
                         progress=False, **kw)
@@ -112,7 +101,7 @@ def _check_gradient(rng, client, eq, dtype, **kw):
 
 
 def _check_bad_plans(rng, client):
-    ops = operands(rng, EQ)
+    ops = operands(rng, eq=EQ)
     d = sliced_plan(EQ, ops).to_dict()
     with pytest.raises(ShapeError, match=r"slices index 'q', which is not an index of "
                                          r"'abc,cbd,de->ae'"):

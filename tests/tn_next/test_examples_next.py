@@ -1,22 +1,10 @@
 """The tn-next examples run to completion at reduced size and print what they promise."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.physics.test_examples import load
+
 pytestmark = pytest.mark.numpy_only
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def load(name):
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(EXAMPLES))
-
 
 def test_vumps_example(capsys):
     assert load("vumps_chain").main(["--D", "4", "--models", "tfim", "--tol", "1e-6"]) == 0
