@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -60,3 +63,19 @@ def table(rows, headers):
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(out)
+
+
+def alternate_workers(script: str, libs, repeat: int, worker_args) -> dict:
+    """Run ``script *worker_args --worker LIB`` for each library in turn, ``repeat`` rounds
+    (alternating, so background load hits all alike); each worker prints one JSON line last.
+    Returns ``{lib: [results]}``; a failed worker is reported and skipped."""
+    res = {lib: [] for lib in libs}
+    for _ in range(repeat):
+        for lib in libs:
+            cmd = [sys.executable, script, *map(str, worker_args), "--worker", lib]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode:
+                print(f"{lib} failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+                continue
+            res[lib].append(json.loads(r.stdout.strip().splitlines()[-1]))
+    return res

@@ -12,9 +12,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+from _common import alternate_workers
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
@@ -60,16 +61,8 @@ def main():
         fn = run_tenferro if args.worker == "tenferro" else run_quimb
         print(json.dumps(fn(args.L, args.D)))
         return 0
-    res = {"tenferro": [], "quimb": []}
-    for _ in range(args.repeat):
-        for lib in ("quimb", "tenferro"):
-            cmd = [sys.executable, __file__, "--L", str(args.L), "--D", str(args.D),
-                   "--worker", lib]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode:
-                print(f"{lib} failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
-                continue
-            res[lib].append(json.loads(r.stdout.strip().splitlines()[-1]))
+    res = alternate_workers(__file__, ("quimb", "tenferro"), args.repeat,
+                            ("--L", args.L, "--D", args.D))
     print(f"DMRG2, Heisenberg L={args.L}, D={args.D}, schedule {SCHEDULE}, cutoff {CUTOFF}")
     print(f"{'library':10} {'median time':>12} {'all times':>24} {'energy':>18} {'sweeps':>7}")
     med = {}

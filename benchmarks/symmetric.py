@@ -15,9 +15,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+from _common import alternate_workers
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
@@ -85,16 +86,7 @@ def main():
         print(json.dumps(fn(args.L, args.D)))
         return 0
     libs = args.libs.split(",")
-    res = {lib: [] for lib in libs}
-    for _ in range(args.repeat):
-        for lib in libs:
-            cmd = [sys.executable, __file__, "--L", str(args.L), "--D", str(args.D),
-                   "--worker", lib]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode:
-                print(f"{lib} failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
-                continue
-            res[lib].append(json.loads(r.stdout.strip().splitlines()[-1]))
+    res = alternate_workers(__file__, libs, args.repeat, ("--L", args.L, "--D", args.D))
     print(f"DMRG2, Heisenberg L={args.L}, D={args.D}, schedule {_schedule(args.D)}, "
           f"cutoff {CUTOFF}, {args.repeat} runs each")
     print("wall: elapsed time; cpu: this process's CPU time (on a loaded machine the fairer "
