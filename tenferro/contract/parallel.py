@@ -216,7 +216,7 @@ class _Quiet:
 def _progress(total, enabled):
     if enabled is False:
         return _Quiet()
-    from ..tn.progress import Progress
+    from .._progress import Progress
 
     return Progress("einsum slices", total, enabled)
 

@@ -457,8 +457,8 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
     truncated on the merged spectrum), ``cutoff`` drops singular values of the normalised
     two-site tensor below it, ``schedule`` gives the bond dimension per sweep. The ground
     state search is forward only: it runs on the blocks' arrays (module docstring)."""
+    from .._progress import Progress
     from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
-    from ..tn.progress import Progress
 
     mpo = list(mpo)
     if len(mpo) < 2 or not all(isinstance(w, SymmetricTensor) and w.ndim == 4 for w in mpo):

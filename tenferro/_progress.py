@@ -1,0 +1,149 @@
+"""Progress output for long tensor-network loops, written for the physicist watching them.
+
+Every step builds one *record* (a dict): the algorithm, the step number, wall time, the time
+of this step, and whatever the algorithm reports -- by convention ``energy`` (printed at full
+precision, 17 significant digits: the digits that change late are the interesting ones),
+``dE`` (the change since the last step), ``grad`` (a gradient or residual norm),
+``trunc_err`` (discarded weight). A ``callback=`` receives every record (whether or not
+anything is printed); the log line on stderr appears at most about once per ``every``
+seconds and always on the last step.
+
+The denominator is an estimate, not the iteration budget. A loop of known length (TRG steps,
+time steps; ``fixed=True``) prints ``step/total`` and the time left at the mean time per
+step. A loop that runs *until converged* names the quantity it drives below a tolerance
+(``monitor="grad"``, ``tol=1e-10``): the estimate of the steps left is
+``log(value/tol) / rate`` with ``rate`` the mean decrease of ``log(value)`` per step over the
+last few steps (linear convergence, what VUMPS, CTMRG and DMRG show), printed as
+``~N left``; until the value decreases it prints ``?``. The iteration budget is printed only
+as ``max N``. (A caller that says neither gets the old ``step/total`` line, no ETA.)
+
+Silence it per call (``progress=False``), globally (``tenferro.tn.set_progress(False)``), or
+with the environment variable ``TENFERRO_PROGRESS=0``; a ``callback`` still runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+
+_enabled = os.environ.get("TENFERRO_PROGRESS", "1") not in ("0", "", "false", "False")
+
+__all__ = ["Progress", "set_progress"]
+
+
+def set_progress(enabled: bool) -> None:
+    """Turn progress lines of every ``tenferro.tn`` algorithm on or off (default: on unless
+    ``TENFERRO_PROGRESS=0``)."""
+    global _enabled
+    _enabled = bool(enabled)
+
+
+class Progress:
+    """``with Progress("VUMPS", maxiter, progress, monitor="grad", tol=1e-10) as p:
+    ... p.update(step, energy=e, grad=g)``.
+
+    ``total``: the number of steps of a fixed-length loop (pass ``fixed=True``), or the
+    iteration budget of a loop that stops at convergence (then pass ``monitor`` and ``tol``).
+    ``enabled``: None (global setting), True or False. ``callback(record)`` gets every
+    step's record."""
+
+    def __init__(self, name: str, total: int | None = None, enabled=None, every: float = 1.0,
+                 stream=None, *, fixed: bool = False, monitor: str | None = None,
+                 tol: float | None = None, callback: Callable[[dict], object] | None = None,
+                 window: int = 5):
+        self.name, self.total = name, total
+        self.enabled = _enabled if enabled is None else bool(enabled)
+        self.every, self.stream = every, stream or sys.stderr
+        self.monitor, self.tol, self.callback, self.window = monitor, tol, callback, window
+        self.fixed = fixed
+        self.records: list[dict] = []
+        self._t0 = self._last = self._tstep = 0.0
+        self._history: list[float] = []
+
+    def __enter__(self):
+        self._t0 = self._last = self._tstep = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    # ------------------------------------------------------------------ estimates
+    def steps_left(self, step: int) -> float | None:
+        """Estimated steps to go: exact for a fixed-length loop, from the convergence rate of
+        the monitored value for a converging one; None when there is no estimate yet."""
+        if self.monitor is None:
+            if not self.fixed or self.total is None:
+                return None
+            return max(self.total - step, 0)
+        h = [v for v in self._history[-(self.window + 1):] if v > 0 and math.isfinite(v)]
+        if not h or self.tol is None:
+            return None
+        if h[-1] <= self.tol:
+            return 0
+        if len(h) < 2:
+            return None
+        rate = (math.log(h[0]) - math.log(h[-1])) / (len(h) - 1)
+        if rate <= 0:
+            return None
+        left = math.ceil(math.log(h[-1] / self.tol) / rate - 1e-9)
+        return left if self.total is None else min(left, max(self.total - step, 0))
+
+    # ------------------------------------------------------------------ reporting
+    def update(self, step: int, **info) -> dict:
+        """Record step ``step`` (1-based) with the algorithm's numbers; returns the record."""
+        now = time.perf_counter()
+        record = {"algorithm": self.name, "step": step, "time": now - self._t0,
+                  "step_time": now - self._tstep, **info}
+        self._tstep = now
+        if self.monitor is not None and self.monitor in info:
+            try:
+                self._history.append(abs(float(info[self.monitor])))
+            except (TypeError, ValueError):
+                pass
+        left = self.steps_left(step)
+        record["steps_left"] = left
+        self.records.append(record)
+        if self.callback is not None:
+            self.callback(record)
+        if not self.enabled:
+            return record
+        last = (self.total is not None and step >= self.total) or left == 0
+        if now - self._last < self.every and not last:
+            return record
+        self._last = now
+        self.stream.write(self.format(record) + "\n")
+        self.stream.flush()
+        return record
+
+    def format(self, record: dict) -> str:
+        step, left = record["step"], record["steps_left"]
+        if self.monitor is None and self.total is not None:
+            head = f"{step}/{self.total}"
+        else:
+            est = "?" if left is None else f"~{left}"
+            head = f"step {step} ({est} left"
+            head += f", max {self.total})" if self.total is not None else ")"
+        per = record["time"] / max(step, 1)
+        tail = f"{record['time']:7.1f}s  {per:.3g}s/step"
+        if left:
+            tail += f"  ETA {left * per:.0f}s"
+        extra = "  ".join(f"{k}={_fmt(k, v)}" for k, v in record.items()
+                          if k not in _FIXED)
+        return f"[{self.name}] {head}  {tail}  {extra}"
+
+
+_FIXED = {"algorithm", "step", "time", "step_time", "steps_left"}
+_FULL = {"energy", "E", "lnZ", "e"}
+
+
+def _fmt(key, v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if key in _FULL:
+        return repr(v)  # all the digits: the late ones are the ones that change
+    return f"{v:.3e}" if v != int(v) or abs(v) >= 1e6 else f"{int(v)}"
