@@ -34,6 +34,11 @@ from tests.linalg._util import (
     with_singular_values,
 )
 
+# The degeneracy checks read values on the host, so on an accelerator they run only when
+# TENFERRO_DEGENERACY is set (design/linalg.md); these tests are about the CPU default, and
+# the opt-in on a stand-in device has its own test (test_checks_on_an_accelerator_only_on_request).
+pytestmark = pytest.mark.default_device_cpu
+
 PAIR = [3.0, 2.0, 2.0, 1.0]  # the probes' singular values
 SPLITS = [0.0, 1e-12, 1e-9, 1e-6]
 RESOLVED = [1e-9, 1e-6]  # above the default tie tolerance (1e-10 * max)

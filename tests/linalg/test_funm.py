@@ -173,6 +173,7 @@ def test_user_functions(dtype, rng):
     check_grads(lambda x: la.funm(_herm(x), tf.tanh), (T(a),), order=1)
 
 
+@pytest.mark.default_device_cpu  # the eigh tie check is on by default on the CPU only
 def test_callable_through_eigh_warns_at_degeneracy(rng):
     w = rand(rng, (4, 4), "float64")
     with pytest.warns(DegeneracyWarning, match="funm"):
