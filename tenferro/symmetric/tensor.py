@@ -4,12 +4,14 @@ Each block is an ordinary tenferro tensor, so every operation here is a composit
 existing tenferro operations: eager tapes, traced graphs, ``grad``/``jit``/``vmap`` and every
 derivative rule apply block by block with nothing new to verify.
 
-Pytree: a ``SymmetricTensor`` flattens to its blocks (sorted by key) and keeps its legs and
-charge in the tree structure, so ``grad``, ``jit``, ``custom_vjp`` and ``checkpoint`` accept it
-as argument and result. tenferro's pytrees have no registry; a symmetric tensor is therefore a
-one-field named tuple (field ``blocks``) whose *class* carries the static structure (one
-subclass per (legs, charge), created once and cached). A saved graph stores it as a plain
-``(blocks,)`` tuple: pass ``tuple(x)`` to a loaded graph and rebuild results with
+Pytree: every structure class is registered with ``tenferro.pytree.register_pytree_node``;
+a ``SymmetricTensor`` flattens to its blocks (a dict, keys sorted) and its class (legs and
+charge) is the static part of the tree, so ``grad``, ``jit``, ``vmap``, ``custom_vjp`` and
+``checkpoint`` accept it as argument and result. A traced truncation across sectors gives legs
+whose sector dimensions are run-time sizes; when such a tensor comes back from ``jit`` with
+concrete blocks, unflattening evaluates the sizes from the blocks' shapes and drops empty
+sectors, which is exactly the eager result. A saved graph stores a symmetric tensor as the
+tuple ``(blocks,)``: pass ``tuple(x)`` to a loaded graph and rebuild results with
 ``x.with_blocks(out[0])``.
 """
 
@@ -22,10 +24,12 @@ from collections.abc import Sequence
 import numpy as np
 
 import tenferro as tf
+from chainrules.symbolic import Sym
 
 from ..errors import ConcretizationError, ShapeError
+from ..pytree import register_pytree_node
 from ._blockops import ops_of
-from .legs import Leg
+from .legs import Leg, resolve_leg
 
 __all__ = ["SymmetricTensor", "from_dense", "from_vector", "random", "to_dense", "to_vector",
            "zeros"]
@@ -67,7 +71,57 @@ def _structure_class(legs: tuple, charge) -> type:
         cls = type("SymmetricTensor", (SymmetricTensor,),
                    {"legs": legs, "charge": charge, "__slots__": ()})
         _CLASSES[key] = cls
+        register_pytree_node(cls, _flatten, _unflatten)
     return cls
+
+
+def _flatten(x):
+    return (x.blocks,), type(x)
+
+
+def _unflatten(cls, children):
+    """Rebuild from (possibly traced, batched or cotangent) blocks. Legs with run-time sizes
+    are evaluated once the blocks are concrete (a ``jit`` result)."""
+    (blocks,) = children
+    if all(l.is_static for l in cls.legs) or not isinstance(blocks, dict):
+        return cls._trusted(blocks)
+    return _resolve(cls, blocks)
+
+
+def _resolve(cls, blocks: dict):
+    known: list = []
+    for k, b in blocks.items():
+        shape = getattr(b, "shape", None)
+        if shape is None or any(isinstance(d, Sym) for d in shape):
+            return cls._trusted(blocks)  # still traced
+        for leg, q, n in zip(cls.legs, k, shape):
+            d = leg.sector_dim(q)
+            if isinstance(d, Sym):
+                known.append((d, int(n)))
+    env = _solve_sizes(known)
+    legs = tuple(resolve_leg(l, env) for l in cls.legs)
+    kept = {k: b for k, b in blocks.items() if all(l.has(q) for l, q in zip(legs, k))}
+    return _structure_class(legs, cls.charge)._trusted(kept)
+
+
+def _solve_sizes(pairs) -> dict:
+    """{symbol: int} from (size expression, observed int) pairs, solving those linear in one
+    unknown symbol until nothing changes (truncation sizes are ``k - 1`` or sums of them)."""
+    env: dict = {}
+    changed = True
+    while changed:
+        changed = False
+        for e, v in pairs:
+            unknown = e.symbols() - env.keys() if isinstance(e, Sym) else set()
+            if len(unknown) != 1:
+                continue
+            (k,) = unknown
+            c0 = e.evaluate({**env, k: 0})
+            c1 = e.evaluate({**env, k: 1}) - c0
+            if c1 != 0 and (v - c0) % c1 == 0 and e.evaluate({**env, k: (v - c0) // c1}) == v:
+                env[k] = (v - c0) // c1
+                changed = True
+    return env
 
 
 class SymmetricTensor(tuple):
