@@ -186,8 +186,17 @@ def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
                              f"{max_rank!r}.")
         values = _concrete_values(svals) if svals else []
         if values is None:
-            return _svd_traced(x, m, parts, _traced_keep(svals, max_rank, cutoff,
-                                                         relative_cutoff))
+            try:
+                keep = _traced_keep(svals, max_rank, cutoff, relative_cutoff)
+            except ShapeError as e:
+                if not str(e).startswith("vmap"):
+                    raise
+                raise ShapeError(
+                    "symmetric.svd: truncation across sectors (max_rank/cutoff) inside vmap "
+                    "decides each member's sector sizes from its values, which one batch "
+                    "cannot hold. Pass sector_ranks={charge: rank} (static per-sector ranks) "
+                    "inside vmap, or loop over the batch.") from None
+            return _svd_traced(x, m, parts, keep)
         ranks = _global_ranks(svals, values, max_rank, cutoff, relative_cutoff)
     elif sector_ranks is not None:
         ranks = {q: min(int(sector_ranks.get(q, 0)), s.shape[0]) for q, s in svals.items()}

@@ -178,6 +178,32 @@ class SymmetricTensor(tuple):
                   for k, b in blocks.items()}
         return _structure_class(legs, charge)(blocks)
 
+    @staticmethod
+    def stack(tensors: Sequence[SymmetricTensor]) -> SymmetricTensor:
+        """A batch for ``tenferro.vmap``: tensors with the same legs and charge, each block
+        stacked along a new leading axis (a block missing in some members is zeros there).
+        The result has the members' structure and batched blocks: it is meant as ``vmap``'s
+        argument (``in_axes=0``), which hands ``f`` one member at a time; ``vmap`` returns
+        symmetric results in the same form. Not a tensor to compute with directly."""
+        tensors = list(tensors)
+        if not tensors or not all(isinstance(t, SymmetricTensor) for t in tensors):
+            raise ShapeError("SymmetricTensor.stack: expected a non-empty sequence of "
+                             "SymmetricTensors.")
+        first = tensors[0]
+        for t in tensors[1:]:
+            if t.legs != first.legs or t.charge != first.charge:
+                raise ShapeError(f"SymmetricTensor.stack: members differ in legs/charge "
+                                 f"({list(first.legs)} charge {first.charge!r} vs "
+                                 f"{list(t.legs)} charge {t.charge!r}); vmap needs one block "
+                                 f"structure.")
+        keys = sorted({k for t in tensors for k in t.blocks})
+        out = {}
+        for k in keys:
+            like = next(t.blocks[k] for t in tensors if k in t.blocks)
+            out[k] = tf.stack([t.blocks[k] if k in t.blocks else tf.zeros_like(like)
+                               for t in tensors])
+        return _structure_class(first.legs, first.charge)._trusted(out)
+
     @classmethod
     def _trusted(cls, blocks: dict) -> SymmetricTensor:
         """Internal: blocks already known to be allowed and of the right shapes."""
