@@ -71,7 +71,8 @@ def _structure_class(legs: tuple, charge) -> type:
     cls = _CLASSES.get(key)
     if cls is None:
         cls = type("SymmetricTensor", (SymmetricTensor,),
-                   {"legs": legs, "charge": charge, "__slots__": ()})
+                   {"legs": legs, "charge": charge, "__slots__": (),
+                    "_static": all(l.is_static for l in legs)})
         _CLASSES[key] = cls
         register_pytree_node(cls, _flatten, _unflatten)
     return cls
@@ -85,7 +86,7 @@ def _unflatten(cls, children):
     """Rebuild from (possibly traced, batched or cotangent) blocks. Legs with run-time sizes
     are evaluated once the blocks are concrete (a ``jit`` result)."""
     (blocks,) = children
-    if all(l.is_static for l in cls.legs) or not isinstance(blocks, dict):
+    if cls._static or not isinstance(blocks, dict):
         return cls._trusted(blocks)
     return _resolve(cls, blocks)
 
@@ -137,6 +138,7 @@ class SymmetricTensor(tuple):
     _fields = ("blocks",)
     legs: tuple = ()
     charge = None
+    _static = True  # every leg's sector dimensions are ints (no run-time sizes)
 
     def __new__(cls, blocks):
         if cls is SymmetricTensor:
