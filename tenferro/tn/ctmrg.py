@@ -364,7 +364,19 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     gauge-dependent and stalls convergence at the level of the splitting; ``multiplet_tol``
     (e.g. 1e-6) keeps fewer than ``chi`` values instead (so chi may vary between iterations).
     ``progress``: None (global setting), True or False.
+    A ``tenferro.symmetric.SymmetricTensor`` site tensor (self-dual charges, e.g. Z2) runs
+    ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress).
     """
+    # ---- symmetric site tensors: block-sparse C4v CTMRG (tenferro/symmetric/ctmrg.py)
+    from ..symmetric.tensor import SymmetricTensor
+
+    if isinstance(a, SymmetricTensor):
+        from ..symmetric.ctmrg import ctmrg_dispatch
+
+        return ctmrg_dispatch(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
+                              projector=projector, multiplet_tol=multiplet_tol,
+                              checkpoint=checkpoint, implicit=implicit)
+    # ---- dense site tensors
     a = _check_site("ctmrg", a)
     if projector not in PROJECTORS:
         raise ValueError(f"ctmrg: projector must be one of {PROJECTORS}, got {projector!r}.")
