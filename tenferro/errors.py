@@ -1,5 +1,7 @@
 """tenferro's exception hierarchy (defined in ``chainrules.errors``, re-exported here)."""
 
+from __future__ import annotations
+
 from chainrules.errors import (  # noqa: F401
     ConcretizationError,
     DegeneracyWarning,
@@ -33,6 +35,19 @@ class GraphFileError(GraphError, OSError):
 
     def __str__(self) -> str:
         return self.strerror
+
+    @classmethod
+    def like(cls, e: OSError, message: str, filename: str) -> GraphFileError:
+        """The error for the failed open ``e``: also an instance of ``type(e)``
+        (``FileNotFoundError``, ``PermissionError``, ...), so narrow handlers still catch it."""
+        sub = _FILE_ERRORS.get(type(e))
+        if sub is None:
+            sub = _FILE_ERRORS[type(e)] = type(cls.__name__, (cls, type(e)),
+                                               {"__module__": __name__})
+        return sub(e.errno, message, filename)
+
+
+_FILE_ERRORS: dict = {}
 
 
 def named_argument_errors(op: str):

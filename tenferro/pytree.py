@@ -6,7 +6,8 @@ class, as in JAX) containers: ``flatten(x) -> (children, aux)`` with ``aux`` has
 data, ``unflatten(aux, children) -> x``. The static data is part of the tree structure, so
 ``jit`` caches per ``aux`` and ``grad``/``vmap``/``tree_map`` rebuild the object. A registered
 node is stored in the tree as a tuple-like node (kind ``"namedtuple"`` whose ``meta`` rebuilds
-it), so a saved graph stores it as the tuple of its children.
+it). A saved graph stores it as the tuple of its children, unless
+``register_pytree_serialization`` says how to write its static data.
 """
 
 from __future__ import annotations
@@ -93,6 +94,68 @@ def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> N
 def is_registered(cls: type) -> bool:
     """Whether ``cls`` was registered with ``register_pytree_node``."""
     return cls in _REGISTRY
+
+
+# ------------------------------------------------------------- saved graphs
+_SERIAL_BY_NAME: dict[str, tuple] = {}
+_SERIAL_BY_CLASS: dict[type, str] = {}
+
+
+def register_pytree_serialization(cls: type, name: str, to_value: Callable,
+                                  from_value: Callable) -> None:
+    """Let saved graphs keep registered nodes of ``cls`` (and of its subclasses) as objects
+    rather than plain tuples of their children.
+
+    ``to_value(aux)`` turns the node's static data into a *value*: ints, floats, complex
+    numbers, strings, ``None``, NumPy dtypes, run-time sizes and tuples of these (what
+    graph files store for primitive parameters). ``from_value(value)`` returns
+    ``(node_class, aux)``, ``node_class`` registered with ``register_pytree_node``; it reads
+    untrusted data, so it must validate it (any exception becomes a ``GraphFormatError``).
+    ``name`` is stored in the file; a module under ``tenferro.`` named by its prefix is
+    imported at load time, other registrations must run before ``tenferro.load``."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register_pytree_serialization: expected a class, got {cls!r}.")
+    if type(name) is not str or not name:
+        raise TypeError(f"register_pytree_serialization: name must be a non-empty string, "
+                        f"got {name!r}.")
+    if not (callable(to_value) and callable(from_value)):
+        raise TypeError("register_pytree_serialization: to_value and from_value must be "
+                        "callable.")
+    _SERIAL_BY_NAME[name] = (to_value, from_value)
+    _SERIAL_BY_CLASS[cls] = name
+
+
+def node_serialization(meta) -> tuple[str, Any] | None:
+    """``(name, value)`` for a registered node's ``TreeDef.meta`` whose class (or a base) has a
+    serialization, else ``None`` (the node is then saved as a tuple)."""
+    if not isinstance(meta, _Node):
+        return None
+    for c in meta.cls.__mro__:
+        name = _SERIAL_BY_CLASS.get(c)
+        if name is not None:
+            return name, _SERIAL_BY_NAME[name][0](meta.aux)
+    return None
+
+
+def node_from_value(name: str, value):
+    """The ``TreeDef.meta`` of a saved node: ``None`` when ``name`` is not registered."""
+    entry = _SERIAL_BY_NAME.get(name)
+    if entry is None and name.startswith("tenferro."):
+        import importlib
+
+        try:
+            importlib.import_module(name.rsplit(".", 1)[0])
+        except ImportError:
+            return None
+        entry = _SERIAL_BY_NAME.get(name)
+    if entry is None:
+        return None
+    cls, aux = entry[1](value)
+    reg = _REGISTRY.get(cls)
+    if reg is None:
+        raise TypeError(f"{name}: from_value returned {cls!r}, which is not a registered "
+                        f"pytree node class")
+    return _Node(cls, aux, reg[1])
 
 
 def _is_namedtuple(x) -> bool:

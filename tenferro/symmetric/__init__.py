@@ -17,6 +17,7 @@ Every block is an ordinary tenferro tensor, so every derivative is the dense rul
 block by block (design/symmetric.md).
 """
 
+from . import serialization  # noqa: F401,E402  (saved graphs keep symmetric tensors)
 from .contract import einsum, inner, ncon, tensordot
 from .decompositions import (
     SymmetricEighResult,

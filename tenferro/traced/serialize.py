@@ -31,7 +31,7 @@ from ..core.calls import StagedJVPCall, StagedVJPCall, _Staged
 from ..core.eager import EagerTensor
 from ..errors import GraphError, GraphFileError, GraphFormatError
 from ..ir.program import Eqn, Program, Var
-from ..pytree import TreeDef
+from ..pytree import TreeDef, node_from_value, node_serialization
 from .graph_archive import Archive, ArchiveError
 from .graph_params import (
     DTYPES,
@@ -149,6 +149,9 @@ class _Encoder:
                              f"{MAX_TREE_DEPTH} levels")
         kind = "tuple" if td.kind == "namedtuple" else td.kind
         out = {"kind": kind, "children": [self.tree(c, depth + 1) for c in td.children]}
+        node = node_serialization(td.meta) if td.kind == "namedtuple" else None
+        if node is not None:  # a registered class that knows how to write itself
+            out.update(kind="node", name=node[0], aux=self.value(node[1]))
         if td.kind == "dict":
             out["keys"] = [self.value(k) for k in td.meta]
         return out
@@ -243,8 +246,8 @@ def _open(where: str):
     except OSError as e:
         hint = ("check the path (Graph.save(path) writes the file; tenferro.load(path) reads it)"
                 if isinstance(e, FileNotFoundError) else "give the path of a readable file")
-        raise GraphFileError(e.errno, f"load: cannot open {where!r}: {e.strerror}; {hint}",
-                             where) from e
+        raise GraphFileError.like(e, f"load: cannot open {where!r}: {e.strerror}; {hint}",
+                                  where) from e
 
 
 def _fail(where: str, msg: str):
@@ -741,7 +744,25 @@ class _Decoder:
         return new
 
     # ------------------------------------------------------------------ pytrees
-    _TREE_KINDS = ("leaf", "none", "tuple", "list", "dict")
+    def node(self, t, where):
+        """The rebuilder of a registered pytree node (register_pytree_serialization)."""
+        name = t["name"]
+        if type(name) is not str:
+            self.fail(f"{where}.name", f"expected a string, got {_describe(name)}")
+        value = self.value(t["aux"], f"{where}.aux")
+        try:
+            meta = node_from_value(name, value)
+        except Exception as e:  # the class's own reader rejected the data
+            self.fail(f"{where}.aux", f"invalid data for {name}: {type(e).__name__}: {e}")
+        if meta is None:
+            self.fail(f"{where}.name", f"the file stores a {name!r} object, which no "
+                                       f"register_pytree_serialization call in this process "
+                                       f"knows; import the module that registers it first")
+        return meta
+
+    _TREE_KINDS = ("leaf", "none", "tuple", "list", "dict", "node")
+    _TREE_FIELDS = {"dict": ("kind", "children", "keys"),
+                    "node": ("kind", "children", "name", "aux")}
 
     def tree(self, raw, where, depth=0) -> TreeDef:
         if depth > MAX_TREE_DEPTH:
@@ -750,8 +771,7 @@ class _Decoder:
         if kind not in self._TREE_KINDS:
             self.fail(where, f"expected a tree node with kind one of {self._TREE_KINDS}, got "
                              f"{_describe(raw)}")
-        t = self.obj(raw, where, ("kind", "children", "keys") if kind == "dict"
-                     else ("kind", "children"))
+        t = self.obj(raw, where, self._TREE_FIELDS.get(kind, ("kind", "children")))
         kids = self.list(t["children"], f"{where}.children")
         if kind in ("leaf", "none") and kids:
             self.fail(where, f"a {kind} node has no children")
@@ -761,6 +781,8 @@ class _Decoder:
             return TreeDef("leaf", None, ())
         if kind == "none":
             return TreeDef("none", None, ())
+        if kind == "node":
+            return TreeDef("namedtuple", self.node(t, where), children)
         if kind != "dict":
             return TreeDef(kind, None, children)
         keys = tuple(self.value(k, f"{where}.keys[{i}]")

@@ -9,6 +9,7 @@ import tenferro as tf
 from tenferro.pytree import (
     is_registered,
     register_pytree_node,
+    register_pytree_serialization,
     tree_flatten,
     tree_leaves,
     tree_map,
@@ -107,3 +108,60 @@ def test_registered_result_and_custom_vjp():
 def test_register_rejects_non_classes():
     with pytest.raises(TypeError, match="expected a class"):
         register_pytree_node("Affine", lambda a: ((), None), lambda aux, k: None)
+
+
+# ------------------------------------------------------------ saved graphs keep the class
+class Labelled:
+    """A registered class that also says how saved graphs write its static data."""
+
+    def __init__(self, w, label):
+        self.w, self.label = w, label
+
+
+def _labelled_from_value(v):
+    if not (isinstance(v, tuple) and len(v) == 1 and isinstance(v[0], str)):
+        raise ValueError(f"expected (label,), got {v!r}")
+    return Labelled, v[0]
+
+
+register_pytree_node(Labelled, lambda a: ((a.w,), a.label), lambda lab, k: Labelled(k[0], lab))
+register_pytree_serialization(Labelled, "tests.Labelled", lambda lab: (lab,),
+                              _labelled_from_value)
+
+
+def _doubled(a: Labelled) -> Labelled:
+    return Labelled(a.w * 2.0, a.label + "!")
+
+
+def test_a_saved_graph_keeps_a_serializable_class(tmp_path):
+    a = Labelled(tf.asarray([1.0, 2.0]), "x")
+    tf.trace(_doubled, a).save(tmp_path / "g.tfg")
+    out = tf.load(tmp_path / "g.tfg")(a)
+    assert isinstance(out, Labelled) and out.label == "x!"
+    np.testing.assert_allclose(out.w.numpy(), [2.0, 4.0])
+    # without a serialization the class is saved as the tuple of its children
+    b = _affine()
+    tf.trace(lambda t: t.w.sum() + t.b.sum(), b).save(tmp_path / "h.tfg")
+    assert float(tf.load(tmp_path / "h.tfg")((b.w, b.b))) == pytest.approx(
+        float(b.w.sum() + b.b.sum()))
+
+
+def _edit_tree(path, edit):
+    from tests.robustness.test_errors_and_graph_files import _rewrite
+
+    _rewrite(path, lambda doc: edit(doc["in_tree"]["children"][0]))
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda n: n.update(name="nobody.Knows"), r"'nobody\.Knows' object.*import the module"),
+    (lambda n: n.update(aux=7), r"invalid data for tests\.Labelled"),
+    (lambda n: n.update(name=3), r"expected a string"),
+])
+def test_a_saved_node_is_checked_when_loaded(tmp_path, edit, match):
+    from tenferro.errors import GraphFormatError
+
+    a = Labelled(tf.asarray([1.0, 2.0]), "x")
+    tf.trace(_doubled, a).save(tmp_path / "g.tfg")
+    _edit_tree(tmp_path / "g.tfg", edit)
+    with pytest.raises(GraphFormatError, match=match):
+        tf.load(tmp_path / "g.tfg")

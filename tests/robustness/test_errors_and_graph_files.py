@@ -218,3 +218,5 @@ def test_an_unopenable_graph_path_is_a_named_oserror(tmp_path):
     assert e.value.errno == 2 and e.value.filename == str(missing)
     with pytest.raises(OSError, match="load: cannot open"):  # a directory
         tf.load(tmp_path)
+    with pytest.raises(FileNotFoundError):  # narrow handlers keep working
+        tf.load(missing)
