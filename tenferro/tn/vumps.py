@@ -23,6 +23,13 @@ One iteration:
 The convergence measure is the norm of the energy gradient in the tangent space,
 ``||H_AC(AC) - AL H_C(C)||`` (zero exactly at a variational optimum); the energy error is
 quadratic in it. Everything is tenferro operations (any backend, real or complex).
+
+Unit cells (``unit_cell=n`` or a list of n bond Hamiltonians): n sites AL[j], AR[j], C[j],
+AC[j] with ``AL[j] C[j] = AC[j] = C[j-1] AR[j]`` (C[j] on the bond right of site j, indices mod
+n), one bond Hamiltonian per bond. Each bond's energy is subtracted from its own h; one block
+per side is solved with the whole cell's transfer matrix, the others follow by one transfer
+step each; all AC[j], C[j] are then updated from the same environments (the parallel update of
+Zauner-Stauber et al., section on multi-site unit cells). For n = 1 this is the algorithm above.
 """
 
 from __future__ import annotations
@@ -61,7 +68,7 @@ class VUMPSResult(NamedTuple):
     energies: list
     seconds: float
     records: list
-    bond_energies: list = []
+    bond_energies: list
 
 
 # ------------------------------------------------------------------- Hamiltonians
