@@ -23,6 +23,13 @@ One iteration:
 The convergence measure is the norm of the energy gradient in the tangent space,
 ``||H_AC(AC) - AL H_C(C)||`` (zero exactly at a variational optimum); the energy error is
 quadratic in it. Everything is tenferro operations (any backend, real or complex).
+
+Unit cells (``unit_cell=n`` or a list of n bond Hamiltonians): n sites AL[j], AR[j], C[j],
+AC[j] with ``AL[j] C[j] = AC[j] = C[j-1] AR[j]`` (C[j] on the bond right of site j, indices mod
+n), one bond Hamiltonian per bond. Each bond's energy is subtracted from its own h; one block
+per side is solved with the whole cell's transfer matrix, the others follow by one transfer
+step each; all AC[j], C[j] are then updated from the same environments (the parallel update of
+Zauner-Stauber et al., section on multi-site unit cells). For n = 1 this is the algorithm above.
 """
 
 from __future__ import annotations
@@ -46,7 +53,9 @@ __all__ = ["VUMPSResult", "heisenberg_bond", "tfim_bond", "uniform_canonical", "
 class VUMPSResult(NamedTuple):
     """Energy per site, the mixed canonical uniform MPS (AL, AR, C, AC), the tangent-space
     gradient norm reached, iterations, whether it reached ``tol``, the energy after each
-    iteration, the wall time in seconds, and the progress records."""
+    iteration, the wall time in seconds, the progress records, and the energy of each bond
+    of the unit cell (``bond_energies[b]`` on sites b, b+1; one entry for a single site).
+    For a unit cell, AL, AR, C, AC are lists (see ``vumps``)."""
 
     energy: float
     AL: object
@@ -59,6 +68,7 @@ class VUMPSResult(NamedTuple):
     energies: list
     seconds: float
     records: list
+    bond_energies: list
 
 
 # ------------------------------------------------------------------- Hamiltonians
@@ -118,32 +128,55 @@ def _right_transfer(y, a, b=None):
 def uniform_canonical(AL, *, tol: float = 1e-14, seed: int = 0):
     """From a left isometry AL (D, d, D): (AL, AR, C) with ``AL C = C AR``, AR a right isometry
     and ``||C|| = 1``. C = U sqrt(w) from the right fixed point ``r = U w U^H`` of AL's
-    transfer matrix (``tenferro.linalg.eigs``, largest magnitude)."""
-    D = AL.shape[0]
-    dt = AL.dtype
-    op = LinearOperator(lambda v: tf.reshape(_right_transfer(tf.reshape(v, (D, D)), AL),
-                                             (D * D,)), (D * D, D * D), dt)
+    transfer matrix (``tenferro.linalg.eigs``, largest magnitude).
+
+    ``AL`` may also be a list of the n left isometries of an n-site unit cell; the result is
+    then three lists with ``AL[j] C[j] = C[j-1] AR[j]`` (``C[j]`` on the bond right of site j,
+    indices mod n), from the fixed point of the whole cell's transfer matrix."""
+    if isinstance(AL, (list, tuple)):
+        return _cell_canonical(list(AL), tol, seed)
+    ALs, ARs, Cs = _cell_canonical([AL], tol, seed)
+    return ALs[0], ARs[0], Cs[0]
+
+
+def _cell_canonical(ALs, tol, seed):
+    n, D, dt = len(ALs), ALs[0].shape[0], ALs[0].dtype
+
+    def cell_transfer(v):  # r on bond n-1, through sites n-1, ..., 0, back on bond n-1
+        y = tf.reshape(v, (D, D))
+        for j in reversed(range(n)):
+            y = _right_transfer(y, ALs[j])
+        return tf.reshape(y, (D * D,))
+
+    op = LinearOperator(cell_transfer, (D * D, D * D), dt)
     res = tf.linalg.eigs(op, 1, "LM", tol=tol, seed=seed)
-    r = tf.reshape(res.eigenvectors[:, 0], (D, D))
-    r = (r + tf.conj(r.T)) / 2
-    r = r / tf.einsum("aa->", r)
-    if dt.kind != "c":
-        r = tf.real(r)
-    w, U = tf.linalg.eigh(r)
-    w = tf.maximum(w, 0.0)
-    C = U * tf.sqrt(w).astype(U.dtype)[None, :]
-    Cinv = (1 / tf.sqrt(w)).astype(U.dtype)[:, None] * tf.conj(U.T)
-    AR = tf.einsum("ab,bsc,cd->asd", Cinv, AL, C)
-    C = C / tf.linalg.norm(C)
-    return AL, AR, C.astype(dt)
+    rs = [None] * n
+    rs[n - 1] = tf.reshape(res.eigenvectors[:, 0], (D, D))
+    for j in range(n - 1, 0, -1):  # r on bond j-1 = E_{AL[j]}(r on bond j)
+        rs[j - 1] = _right_transfer(rs[j], ALs[j])
+    Cs, Cinvs = [], []
+    for r in rs:
+        r = (r + tf.conj(r.T)) / 2
+        r = r / tf.einsum("aa->", r)
+        if dt.kind != "c":
+            r = tf.real(r)
+        w, U = tf.linalg.eigh(r)
+        w = tf.maximum(w, 0.0)
+        Cs.append(U * tf.sqrt(w).astype(U.dtype)[None, :])
+        Cinvs.append((1 / tf.sqrt(w)).astype(U.dtype)[:, None] * tf.conj(U.T))
+    ARs = [tf.einsum("ab,bsc,cd->asd", Cinvs[j - 1], ALs[j], Cs[j]) for j in range(n)]
+    Cs = [(c / tf.linalg.norm(c)).astype(dt) for c in Cs]
+    return ALs, ARs, Cs
 
 
 # ---------------------------------------------------------------------- environments
+# Unit cell of n sites j = 0..n-1 (n = 1: the uniform MPS); bond b joins sites b and b+1
+# (mod n) and carries C[b] and the bond Hamiltonian h[b]; AC[j] = AL[j] C[j] = C[j-1] AR[j].
 class _Env(NamedTuple):
-    G1: object  # G1[k, T, y, t]: h with the AL pair on the left contracted (site-2 open)
-    G2: object  # G2[T, m, t, y]: h with the AR pair on the right contracted (site-1 open)
-    HL: object  # HL[k, b]
-    HR: object  # HR[b, k]
+    G1: list  # G1[b][k, T, y, t]: h~[b] with the AL[b] pair on the left contracted
+    G2: list  # G2[b][T, m, t, y]: h~[b] with the AR[b+1] pair on the right contracted
+    HL: list  # HL[b][k, b']: all h~ terms left of bond b
+    HR: list  # HR[b][b', k]: all h~ terms right of bond b
 
 
 def _h_left(AL, h):
@@ -174,42 +207,88 @@ def _block_solve(apply_transfer, rhs, fixed, D, x0, tol):
     return tf.reshape(x, (D, D))
 
 
-def _environment(AL, AR, C, h, prev, tol):
-    D = AL.shape[0]
-    G1, G2 = _h_left(AL, h), _h_right(AR, h)
-    CAR = tf.einsum("yz,ztw->ytw", C, AR)
-    e = tf.real(tf.einsum("kTyt,ytw,kTw->", G1, CAR, tf.conj(CAR)))
-    # h~ = h - e: the effective Hamiltonians then have the same eigenvalue (0 at the
-    # optimum), so H_AC(AC) - AL H_C(C) is the tangent-space gradient
-    d = h.shape[0]
-    ht = h - e.astype(h.dtype) * tf.reshape(tf.eye(d * d, dtype=h.dtype, device=h.device),
-                                            (d, d, d, d))
-    G1, G2 = _h_left(AL, ht), _h_right(AR, ht)
-    # two-site blocks: hL[k, b] (left identity fixed point), hR[b, k] (right identity)
-    hL = tf.einsum("kTyt,ytb,kTl->lb", G1, AL, tf.conj(AL))
-    hR = tf.einsum("Tmty,bty,kTm->bk", G2, AR, tf.conj(AR))
-    r = C @ tf.conj(C.T)  # right fixed point of E_L, as [b, k]
-    lfix = tf.conj(C.T) @ C  # left fixed point of E_R, as [k, b]
-    HL = _block_solve(lambda x: _left_transfer(x, AL), hL, r, D,
-                      None if prev is None else prev.HL, tol)
-    HR = _block_solve(lambda y: _right_transfer(y, AR), hR, lfix, D,
-                      None if prev is None else prev.HR, tol)
-    HL = (HL + tf.conj(HL.T)) / 2
-    HR = (HR + tf.conj(HR.T)) / 2
-    return float(tf.stop_gradient(e)), _Env(G1, G2, HL, HR)
+def _hermitian_traceless(x, fixed):
+    """(x + x^H)/2 with its expectation value in the fixed point removed: the blocks of h~
+    then have expectation 0 on every bond, so H_AC and H_C share the eigenvalue 0 at the
+    optimum (for n = 1 this only removes the solver's residual)."""
+    x = (x + tf.conj(x.T)) / 2
+    eye = tf.eye(x.shape[0], dtype=x.dtype, device=x.device)
+    return x - tf.einsum("ab,ba->", x, fixed) * eye
 
 
-def _apply_hac(env, AL, AR, AC):
-    t1 = tf.einsum("kTyt,ytm->kTm", env.G1, AC)
-    t2 = tf.einsum("kty,Tmty->kTm", AC, env.G2)
-    return t1 + t2 + tf.einsum("kb,bTm->kTm", env.HL, AC) + tf.einsum("kTb,bm->kTm", AC,
-                                                                         env.HR)
+def _environment(AL, AR, C, hs, prev, tol):
+    """Bond energies e[b] = <AL[b] C[b] AR[b+1]| h[b] |...> and the environments of h~ = h - e.
+
+    HL on the cell boundary (bond n-1) solves ``HL (1 - T_L + |r)(1|) = X_L`` with T_L the
+    cell's transfer matrix and X_L the h~ terms of one cell carried to that bond; the other
+    bonds follow by ``HL[b] = E_{AL[b]}(HL[b-1]) + hL[b-1]``; HR mirrors it."""
+    n, D = len(AL), AL[0].shape[0]
+    d = hs[0].shape[0]
+    eye4 = tf.reshape(tf.eye(d * d, dtype=hs[0].dtype, device=hs[0].device), (d, d, d, d))
+    es, G1, G2, hL, hR = [], [], [], [], []
+    for b in range(n):
+        nb = (b + 1) % n
+        g = _h_left(AL[b], hs[b])
+        CAR = tf.einsum("yz,ztw->ytw", C[b], AR[nb])
+        e = tf.real(tf.einsum("kTyt,ytw,kTw->", g, CAR, tf.conj(CAR)))
+        es.append(float(tf.stop_gradient(e)))
+        # h~ = h - e: the effective Hamiltonians then have the same eigenvalue (0 at the
+        # optimum), so H_AC(AC) - AL H_C(C) is the tangent-space gradient
+        ht = hs[b] - e.astype(hs[b].dtype) * eye4
+        G1.append(_h_left(AL[b], ht))
+        G2.append(_h_right(AR[nb], ht))
+        # two-site blocks: hL[b] on bond b+1 (left identity), hR[b] on bond b-1 (right one)
+        hL.append(tf.einsum("kTyt,ytb,kTl->lb", G1[b], AL[nb], tf.conj(AL[nb])))
+        hR.append(tf.einsum("Tmty,bty,kTm->bk", G2[b], AR[b], tf.conj(AR[b])))
+    r = [c @ tf.conj(c.T) for c in C]  # right fixed points of E_L, as [b, k]
+    lfix = [tf.conj(c.T) @ c for c in C]  # left fixed points of E_R, as [k, b]
+    last = n - 1
+
+    def left_cell(x, add_terms=False):  # bond n-1 -> sites 0..n-1 -> bond n-1
+        for j in range(n):
+            x = _left_transfer(x, AL[j])
+            if add_terms:
+                x = x + hL[j - 1]
+        return x
+
+    def right_cell(y, add_terms=False):  # bond n-1 -> sites n-1..0 -> bond n-1
+        for j in reversed(range(n)):
+            y = _right_transfer(y, AR[j])
+            if add_terms:
+                y = y + hR[j]
+        return y
+
+    zero = tf.zeros((D, D), dtype=hL[0].dtype, device=hL[0].device)
+    XL = hL[last] if n == 1 else left_cell(zero, True)
+    XR = hR[0] if n == 1 else right_cell(zero, True)
+    HL, HR = [None] * n, [None] * n
+    HL[last] = _block_solve(left_cell, XL, r[last], D,
+                            None if prev is None else prev.HL[last], tol)
+    HR[last] = _block_solve(right_cell, XR, lfix[last], D,
+                            None if prev is None else prev.HR[last], tol)
+    for b in range(n - 1):  # HL[b] = E_{AL[b]}(HL[b-1]) + hL[b-1]
+        HL[b] = _left_transfer(HL[b - 1], AL[b]) + hL[b - 1]
+    for b in range(n - 2, -1, -1):  # HR[b] = E_{AR[b+1]}(HR[b+1]) + hR[b+1]
+        HR[b] = _right_transfer(HR[b + 1], AR[b + 1]) + hR[b + 1]
+    HL = [_hermitian_traceless(HL[b], r[b]) for b in range(n)]
+    HR = [_hermitian_traceless(HR[b], lfix[b]) for b in range(n)]
+    return es, _Env(G1, G2, HL, HR)
 
 
-def _apply_hc(env, AL, AR, C):
-    CAR = tf.einsum("yz,ztw->ytw", C, AR)
-    t = tf.einsum("kTyt,ytw,mTw->km", env.G1, CAR, tf.conj(AR), optimize=[(0, 1), (0, 1)])
-    return t + env.HL @ C + C @ env.HR
+def _apply_hac(env, j, AC):
+    """H_AC on site j: the bond terms (j-1, j) and (j, j+1) and the blocks beyond them."""
+    t1 = tf.einsum("kTyt,ytm->kTm", env.G1[j - 1], AC)
+    t2 = tf.einsum("kty,Tmty->kTm", AC, env.G2[j])
+    return t1 + t2 + tf.einsum("kb,bTm->kTm", env.HL[j - 1], AC) + tf.einsum(
+        "kTb,bm->kTm", AC, env.HR[j])
+
+
+def _apply_hc(env, j, AR_next, C):
+    """H_C on bond j: the bond term (j, j+1) and the blocks on either side."""
+    CAR = tf.einsum("yz,ztw->ytw", C, AR_next)
+    t = tf.einsum("kTyt,ytw,mTw->km", env.G1[j], CAR, tf.conj(AR_next),
+                  optimize=[(0, 1), (0, 1)])
+    return t + env.HL[j] @ C + C @ env.HR[j]
 
 
 def _lowest(apply, x, tol, seed):
@@ -227,76 +306,131 @@ def _lowest(apply, x, tol, seed):
 
 
 # ------------------------------------------------------------------------ VUMPS
-def vumps(h, D: int, *, AL0=None, tol: float = 1e-10, maxiter: int = 500, seed: int = 0,
-          dtype=None, progress=None, callback=None) -> VUMPSResult:
-    """Ground state of the infinite chain ``H = sum_i h_{i,i+1}`` as a uniform MPS of bond
-    dimension ``D`` (see the module docstring).
-
-    ``h``: the bond Hamiltonian h[s1', s2', s1, s2] (or a (d^2, d^2) matrix), Hermitian, e.g.
-    ``heisenberg_bond()``, ``tfim_bond(g)``. ``AL0``: a starting left isometry (D, d, D)
-    (default: a random one from ``seed``). Stops when the tangent-space gradient norm is below
-    ``tol`` (the energy is then accurate to about tol^2) or after ``maxiter`` iterations.
-    ``progress``: a line per iteration (None: global setting), with the energy at full
-    precision, dE, |grad|, the gauge error ||AC - AL C||, and an estimate of the iterations
-    left; ``callback(record)`` receives the same record each iteration.
-    Returns ``VUMPSResult``; its constants live on the device of ``h``."""
+def _bond_tensor(h, i):
     h = tf.asarray(h) if not isinstance(h, tf.Tensor) else h
+    where = "" if i is None else f" (bond {i} of the unit cell)"
     if h.ndim == 2:
         d = int(round(math.sqrt(h.shape[0])))
         if d * d != h.shape[0] or h.shape[0] != h.shape[1]:
             raise ShapeError(f"vumps: a bond Hamiltonian matrix must be (d^2, d^2), got shape "
-                             f"{tuple(h.shape)}.")
+                             f"{tuple(h.shape)}{where}.")
         h = tf.reshape(h, (d, d, d, d))
     if h.ndim != 4 or len(set(h.shape)) != 1:
         raise ShapeError(f"vumps: the bond Hamiltonian must be h[s1', s2', s1, s2] with four "
                          f"equal dimensions d (or a (d^2, d^2) matrix), got shape "
-                         f"{tuple(h.shape)}.")
-    d = int(h.shape[0])
+                         f"{tuple(h.shape)}{where}.")
+    return h
+
+
+def vumps(h, D: int, *, unit_cell: int | None = None, AL0=None, tol: float = 1e-10,
+          maxiter: int = 500, seed: int = 0, dtype=None, progress=None,
+          callback=None) -> VUMPSResult:
+    """Ground state of the infinite chain ``H = sum_i h_{i,i+1}`` as a uniform MPS of bond
+    dimension ``D`` (see the module docstring).
+
+    ``h``: the bond Hamiltonian h[s1', s2', s1, s2] (or a (d^2, d^2) matrix), Hermitian, e.g.
+    ``heisenberg_bond()``, ``tfim_bond(g)``; or a list of n of them, ``h[b]`` acting on sites
+    b and b+1 of an n-site unit cell (the last one joins site n-1 to the next cell's site 0).
+    ``unit_cell``: the number of sites n of the repeated cell (default: ``len(h)`` for a list,
+    else a single site); a single ``h`` is then used on every bond. A cell of n sites can
+    represent states that break translation symmetry down to n sites (dimerisation, Neel
+    order in the unrotated Heisenberg frame); the update is the parallel one of Zauner-Stauber
+    et al. (all AC[j], C[j] from the same environments), which for n = 1 is the single-site
+    algorithm.
+    ``AL0``: a starting left isometry (D, d, D), or a list of n for a cell (default: random ones
+    from ``seed``, independent on each site). Stops when the tangent-space gradient norm (over
+    the whole cell) is below ``tol`` (the energy is then accurate to about tol^2) or after
+    ``maxiter`` iterations.
+    ``progress``: a line per iteration (None: global setting), with the energy at full
+    precision, dE, |grad|, the gauge error ||AC - AL C||, and an estimate of the iterations
+    left; ``callback(record)`` receives the same record each iteration.
+
+    Returns ``VUMPSResult``; its constants live on the device of ``h``. ``energy`` is the
+    energy per site (the mean of ``bond_energies``). AL, AR, C, AC are tensors when called with
+    a single ``h`` and no ``unit_cell``, else lists of n (``AL[j] C[j] = AC[j] = C[j-1] AR[j]``,
+    ``C[j]`` on the bond right of site j), whatever n is."""
+    is_cell = unit_cell is not None or isinstance(h, (list, tuple))
+    if isinstance(h, (list, tuple)):
+        if len(h) == 0:
+            raise ShapeError("vumps: h is an empty list; give one bond Hamiltonian per bond of "
+                             "the unit cell.")
+        if unit_cell is not None and unit_cell != len(h):
+            raise ShapeError(f"vumps: unit_cell={unit_cell!r} but h lists {len(h)} bond "
+                             f"Hamiltonians; give one per bond of the cell (or a single h).")
+        hs = [_bond_tensor(x, i) for i, x in enumerate(h)]
+    else:
+        if unit_cell is not None and (int(unit_cell) != unit_cell or unit_cell < 1):
+            raise ShapeError(f"vumps: unit_cell must be a positive integer, got "
+                             f"{unit_cell!r}.")
+        hs = [_bond_tensor(h, None)] * (1 if unit_cell is None else int(unit_cell))
+    n = len(hs)
+    d = int(hs[0].shape[0])
+    if any(int(x.shape[0]) != d for x in hs):
+        raise ShapeError(f"vumps: every bond Hamiltonian of the cell must act on the same "
+                         f"local dimension d; got shapes {[tuple(x.shape) for x in hs]}.")
     if int(D) != D or D < 1:
         raise ShapeError(f"vumps: the bond dimension D must be a positive integer, got {D!r}.")
     D = int(D)
-    dt = np.dtype(dtype) if dtype is not None else np.result_type(h.dtype, np.float64)
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in hs],
+                                                                   np.float64)
     if AL0 is not None:
-        dt = np.result_type(dt, AL0.dtype)
-    h = h.astype(dt)
-    device = h.device
-    rng = np.random.default_rng(seed)
+        AL0 = list(AL0) if isinstance(AL0, (list, tuple)) else [AL0] * n
+        if len(AL0) != n:
+            raise ShapeError(f"vumps: AL0 lists {len(AL0)} tensors for a unit cell of {n} "
+                             f"sites.")
+        for a in AL0:
+            if tuple(a.shape) != (D, d, D):
+                raise ShapeError(f"vumps: AL0 must have shape {(D, d, D)} (D, d, D), got "
+                                 f"{tuple(a.shape)}.")
+        dt = np.result_type(dt, *[a.dtype for a in AL0])
+    hs = [x.astype(dt) for x in hs]
+    device = hs[0].device
     if AL0 is None:
-        x = rng.standard_normal((D * d, D))
-        if dt.kind == "c":
-            x = x + 1j * rng.standard_normal((D * d, D))
-        q, _ = tf.linalg.qr(tf.asarray(x.astype(dt), device=device))
-        AL0 = tf.reshape(q, (D, d, D))
-    elif tuple(AL0.shape) != (D, d, D):
-        raise ShapeError(f"vumps: AL0 must have shape {(D, d, D)} (D, d, D), got "
-                         f"{tuple(AL0.shape)}.")
-    AL, AR, C = uniform_canonical(AL0.astype(dt), seed=seed)
-    AC = tf.einsum("asb,bc->asc", AL, C)
+        rng = np.random.default_rng(seed)
+        AL0 = []
+        for _ in range(n):
+            x = rng.standard_normal((D * d, D))
+            if dt.kind == "c":
+                x = x + 1j * rng.standard_normal((D * d, D))
+            q, _ = tf.linalg.qr(tf.asarray(x.astype(dt), device=device))
+            AL0.append(tf.reshape(q, (D, d, D)))
+    AL, AR, C = _cell_canonical([a.astype(dt) for a in AL0], 1e-14, seed)
+    AC = [tf.einsum("asb,bc->asc", AL[j], C[j]) for j in range(n)]
     t0 = time.perf_counter()
     env, energies, grad, prev_e = None, [], math.inf, math.nan
-    converged, it = False, 0
+    converged, it, es = False, 0, []
     with Progress("VUMPS", maxiter, progress, monitor="grad", tol=tol,
                   callback=callback) as p:
         for it in range(1, maxiter + 1):
             inner = min(1e-6, max(tol * 1e-2, grad * 1e-3)) if math.isfinite(grad) else 1e-6
-            e, env = _environment(AL, AR, C, h, env, inner)
-            # tangent-space gradient at the current state
-            hac = _apply_hac(env, AL, AR, AC)
-            hc = _apply_hc(env, AL, AR, C)
-            grad = float(tf.linalg.norm(hac - tf.einsum("asb,bc->asc", AL, hc)))
+            es, env = _environment(AL, AR, C, hs, env, inner)
+            e = sum(es) / n
+            # tangent-space gradient at the current state, over the whole cell
+            g2 = gauge2 = 0.0
+            for j in range(n):
+                hac = _apply_hac(env, j, AC[j])
+                hc = _apply_hc(env, j, AR[(j + 1) % n], C[j])
+                g2 += float(tf.linalg.norm(hac - tf.einsum("asb,bc->asc", AL[j], hc))) ** 2
+                gauge2 += float(tf.linalg.norm(AC[j] - tf.einsum("asb,bc->asc", AL[j],
+                                                                 C[j]))) ** 2
+            grad = math.sqrt(g2)
             energies.append(e)
-            gauge = float(tf.linalg.norm(AC - tf.einsum("asb,bc->asc", AL, C)))
             p.update(it, energy=e, dE=e - prev_e if it > 1 else math.nan, grad=grad,
-                     gauge_err=gauge)
+                     gauge_err=math.sqrt(gauge2))
             prev_e = e
             if grad < tol:
                 converged = True
                 break
             eig_tol = min(1e-6, max(1e-14, grad * 1e-3))
-            AC = _normalize(_lowest(lambda x: _apply_hac(env, AL, AR, x), AC, eig_tol, seed))
-            C = _normalize(_lowest(lambda x: _apply_hc(env, AL, AR, x), C, eig_tol, seed))
-            UC = _polar(C)
-            AL = tf.reshape(_polar(tf.reshape(AC, (D * d, D))) @ tf.conj(UC.T), (D, d, D))
-            AR = tf.reshape(tf.conj(UC.T) @ _polar(tf.reshape(AC, (D, d * D))), (D, d, D))
-    return VUMPSResult(e, AL, AR, C, AC, grad, it, converged, energies,
-                       time.perf_counter() - t0, p.records)
+            AC = [_normalize(_lowest(lambda x, j=j: _apply_hac(env, j, x), AC[j], eig_tol,
+                                     seed)) for j in range(n)]
+            C = [_normalize(_lowest(lambda x, j=j: _apply_hc(env, j, AR[(j + 1) % n], x),
+                                    C[j], eig_tol, seed)) for j in range(n)]
+            UC = [_polar(c) for c in C]
+            AL = [tf.reshape(_polar(tf.reshape(AC[j], (D * d, D))) @ tf.conj(UC[j].T),
+                             (D, d, D)) for j in range(n)]
+            AR = [tf.reshape(tf.conj(UC[j - 1].T) @ _polar(tf.reshape(AC[j], (D, d * D))),
+                             (D, d, D)) for j in range(n)]
+    out = (AL, AR, C, AC) if is_cell else (AL[0], AR[0], C[0], AC[0])
+    return VUMPSResult(e, *out, grad, it, converged, energies, time.perf_counter() - t0,
+                       p.records, list(es))
