@@ -13,7 +13,8 @@
   generic nearest-neighbour builder) and ``variational`` (MPS ground states by L-BFGS on
   tenferro gradients);
 * exact references: ``exact`` (Onsager, free-fermion TFIM, exact diagonalisation);
-* infinite chains: ``vumps`` (uniform MPS ground states, ``heisenberg_bond``, ``tfim_bond``);
+* infinite chains: ``vumps`` (uniform MPS ground states, one- or multi-site unit cells,
+  ``heisenberg_bond``, ``tfim_bond``);
 * time evolution: ``tebd`` (Trotter-Suzuki gates), ``tdvp`` (one- and two-site, any MPO),
   real and imaginary time; ``tenferro.tn.exact_dynamics`` (free-fermion TFIM quenches);
 * observables: ``observables`` (entanglement entropy and spectrum, structure factors).
