@@ -23,6 +23,18 @@ class GraphFormatError(GraphError):
     tenferro does not read (see design/graph-files.md). The message names what is wrong."""
 
 
+class GraphFileError(GraphError, OSError):
+    """A graph file cannot be opened (missing, a directory, no permission). An ``OSError`` too,
+    with the ``errno`` and ``filename`` of the failed open, so ``except OSError`` still works."""
+
+    def __init__(self, errno: int | None, message: str, filename: str | None = None):
+        super().__init__(message)
+        self.errno, self.strerror, self.filename = errno, message, filename
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
 def named_argument_errors(op: str):
     """Decorate a public function whose arguments take many forms (sequences, nested lists,
     numbers or tensors): a raw ``TypeError``/``AttributeError`` (a wrong kind of argument) or

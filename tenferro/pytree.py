@@ -1,4 +1,13 @@
-"""Minimal pytrees: tuples, lists, dicts, namedtuples and None nest; everything else is a leaf."""
+"""Minimal pytrees: tuples, lists, dicts, namedtuples, None and registered classes nest;
+everything else is a leaf.
+
+``register_pytree_node(cls, flatten, unflatten)`` makes instances of ``cls`` (exactly that
+class, as in JAX) containers: ``flatten(x) -> (children, aux)`` with ``aux`` hashable static
+data, ``unflatten(aux, children) -> x``. The static data is part of the tree structure, so
+``jit`` caches per ``aux`` and ``grad``/``vmap``/``tree_map`` rebuild the object. A registered
+node is stored in the tree as a tuple-like node (kind ``"namedtuple"`` whose ``meta`` rebuilds
+it), so a saved graph stores it as the tuple of its children.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +49,51 @@ class TreeDef:
 
 LEAF = TreeDef("leaf", None, ())
 
+_REGISTRY: dict = {}
+
+
+class _Node:
+    """The ``meta`` of a registered node's ``TreeDef``: the class, its ``unflatten`` and the
+    static ``aux`` data; calling it with the children rebuilds the object. Equal (and equally
+    hashed) when the class and ``aux`` are."""
+
+    __slots__ = ("cls", "aux", "unflatten", "_hash")
+
+    def __init__(self, cls, aux, unflatten):
+        self.cls, self.aux, self.unflatten = cls, aux, unflatten
+        self._hash = hash((cls, aux))
+
+    def __call__(self, *children):
+        return self.unflatten(self.aux, children)
+
+    def __eq__(self, other):
+        return (isinstance(other, _Node) and self.cls is other.cls
+                and (self.aux is other.aux or self.aux == other.aux))
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"{self.cls.__name__}[{self.aux!r}]"
+
+
+def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> None:
+    """Make instances of ``cls`` (exactly, not its subclasses) pytree nodes.
+
+    ``flatten(x)`` returns ``(children, aux)``: an iterable of sub-trees and hashable static
+    data; ``unflatten(aux, children)`` rebuilds the object from a tuple of children (which may
+    be tracers, cotangents or batched values). Re-registering a class replaces its entry."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register_pytree_node: expected a class, got {cls!r}.")
+    if not (callable(flatten) and callable(unflatten)):
+        raise TypeError("register_pytree_node: flatten and unflatten must be callable.")
+    _REGISTRY[cls] = (flatten, unflatten)
+
+
+def is_registered(cls: type) -> bool:
+    """Whether ``cls`` was registered with ``register_pytree_node``."""
+    return cls in _REGISTRY
+
 
 def _is_namedtuple(x) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
@@ -50,6 +104,11 @@ def _flatten(x, leaves: list) -> TreeDef:
     # keeps every leaf, and everything a leaf references, alive until the next GC)
     if x is None:
         return TreeDef("none", None, ())
+    reg = _REGISTRY.get(type(x))
+    if reg is not None:
+        children, aux = reg[0](x)
+        return TreeDef("namedtuple", _Node(type(x), aux, reg[1]),
+                       tuple(_flatten(c, leaves) for c in children))
     if _is_namedtuple(x):
         return TreeDef("namedtuple", type(x), tuple(_flatten(c, leaves) for c in x))
     if isinstance(x, tuple):

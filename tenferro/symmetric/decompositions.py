@@ -14,6 +14,11 @@ dense SVD of the permuted block-diagonal matrix does within a degenerate multipl
 is then a dense *thin* SVD followed by slicing, so the kept/discarded coupling of every block
 is in the gradient, exactly as for a dense truncated SVD. A block that keeps nothing is
 dropped from the bond leg.
+
+Under ``jit`` the same rule runs on tensors (``_traced_keep``): each sector's kept count is a
+run-time size ``k_q - 1`` (``k_q`` the symbol of one ``truncation_indices`` node, which keeps
+at least one value, so the count itself may be 0), and the bond leg keeps every sector with
+that size; a ``jit`` result drops the empty ones when it is rebuilt (design/symmetric.md).
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from typing import NamedTuple
 import numpy as np
 
 import tenferro as tf
+from chainrules import primitives as P
+from chainrules.symbolic import Sym, bound_of
 
+from ..core.dispatch import bind
 from ..errors import ConcretizationError, ShapeError
 from .fusion import fuse_legs, split_legs
 from .legs import Leg
@@ -83,21 +91,58 @@ def _diag_tensor(bond: Leg, values: dict):
 
 
 def _bond_leg(sym, sizes):
-    return Leg(sym, tuple((q, int(n)) for q, n in sizes if n > 0), dual=True)
+    return Leg(sym, tuple((q, n if isinstance(n, Sym) else int(n)) for q, n in sizes
+                          if isinstance(n, Sym) or n > 0), dual=True)
 
 
-def _global_ranks(svals: dict, max_rank, cutoff, relative_cutoff):
+def _concrete_values(svals: dict):
+    try:
+        return [np.asarray(tf.stop_gradient(s).numpy()) for s in svals.values()]
+    except ConcretizationError:
+        return None
+
+
+def _traced_keep(svals: dict, max_rank, cutoff, relative_cutoff) -> dict:
+    """The merged-spectrum rule on tensors, for traced graphs: ``{charge: kept positions}``
+    whose length is a run-time size (possibly 0).
+
+    A value's place in the merged descending order is its rank under a stable sort (ties by
+    block order, then position: eager mode's order), ``r`` is the dense rule's count (values
+    passing the cutoffs, at least 1, at most ``max_rank``: all order-free), and a sector keeps
+    its values placed before ``r`` (a prefix of its descending values). The kept count ``c``
+    becomes a size through one ``truncation_indices`` node on ``[2, 2 * kept mask]`` with
+    cutoff 1: it keeps ``c + 1`` values (its symbol ``k`` >= 1), and the first ``k - 1``
+    positions are the sector's."""
+    qs = list(svals)
+    ss = [tf.stop_gradient(svals[q]) for q in qs]
+    merged = ss[0] if len(ss) == 1 else tf.concatenate(ss)
+    ok = tf.greater_equal(merged, 0.0)
+    if cutoff is not None:
+        ok = tf.logical_and(ok, tf.greater_equal(merged, cutoff))
+    if relative_cutoff is not None:
+        ok = tf.logical_and(ok, tf.greater_equal(merged, relative_cutoff * tf.max(merged)))
+    r = tf.maximum(tf.sum(tf.astype(ok, np.int64)), 1)
+    if max_rank is not None:
+        r = tf.minimum(r, int(max_rank))
+    place = tf.argsort(tf.argsort(-merged))  # the inverse of the stable descending order
+    kept = tf.astype(tf.less(place, r), merged.dtype)
+    two = tf.full((1,), 2.0, dtype=merged.dtype)
+    out, off = {}, 0
+    for q, sq in zip(qs, ss):
+        n = sq.shape[0]
+        step = tf.concatenate([two, 2.0 * kept[off:off + n]])
+        off = off + n
+        bound = bound_of(n) if max_rank is None else min(bound_of(n), int(max_rank))
+        idx = bind(P.truncation_indices_p, step, max_rank=None, cutoff=1.0,
+                   relative_cutoff=None, size=Sym.new(bound + 1))
+        out[q] = idx[:-1]
+    return out
+
+
+def _global_ranks(svals: dict, values: list, max_rank, cutoff, relative_cutoff):
     """Per-block kept counts from the merged spectrum (the dense truncation rule)."""
     vals, owner = [], []
-    for q, s in svals.items():
-        try:
-            v = np.asarray(tf.stop_gradient(s).numpy())
-        except ConcretizationError:
-            raise ShapeError(
-                "symmetric.svd: truncation across sectors (max_rank/cutoff) decides each "
-                "sector's size from the singular values, which a traced graph (jit/trace) does "
-                "not know. Truncate in eager mode (grad works there), or pass sector_ranks= "
-                "{charge: rank} for static per-sector ranks.") from None
+    for q, v in zip(svals, values):
         vals.append(v)
         owner.extend([q] * len(v))
     if not vals:
@@ -121,9 +166,10 @@ def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
     ``S``: a diagonal symmetric matrix (``diagonal(S)`` gives the values per sector); ``Vh``: the
     bond leg (flipped) plus the column legs, charge ``x.charge``. Truncation by ``max_rank``,
     ``cutoff`` or ``relative_cutoff`` acts on the merged spectrum of all sectors (module
-    docstring); it needs concrete values (eager mode). ``sector_ranks={charge: r}`` truncates
-    each sector to a static rank instead (works under ``jit``). ``eps``: the Lorentzian width of
-    the dense SVD derivative (``tenferro.linalg.svd``)."""
+    docstring). Under ``jit`` each sector's kept size is a run-time size (the same rule, decided
+    when the graph runs; a ``jit`` result equals the eager one, empty sectors dropped).
+    ``sector_ranks={charge: r}`` truncates each sector to a static rank instead. ``eps``: the
+    Lorentzian width of the dense SVD derivative (``tenferro.linalg.svd``)."""
     x, nr = _rows("svd", x, row_axes)
     m = _matricize(x, nr)
     parts = {}
@@ -138,7 +184,20 @@ def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
         if max_rank is not None and (int(max_rank) != max_rank or max_rank < 1):
             raise ShapeError(f"symmetric.svd: max_rank must be a positive integer, got "
                              f"{max_rank!r}.")
-        ranks = _global_ranks(svals, max_rank, cutoff, relative_cutoff)
+        values = _concrete_values(svals) if svals else []
+        if values is None:
+            try:
+                keep = _traced_keep(svals, max_rank, cutoff, relative_cutoff)
+            except ShapeError as e:
+                if not str(e).startswith("vmap"):
+                    raise
+                raise ShapeError(
+                    "symmetric.svd: truncation across sectors (max_rank/cutoff) inside vmap "
+                    "decides each member's sector sizes from its values, which one batch "
+                    "cannot hold. Pass sector_ranks={charge: rank} (static per-sector ranks) "
+                    "inside vmap, or loop over the batch.") from None
+            return _svd_traced(x, m, parts, keep)
+        ranks = _global_ranks(svals, values, max_rank, cutoff, relative_cutoff)
     elif sector_ranks is not None:
         ranks = {q: min(int(sector_ranks.get(q, 0)), s.shape[0]) for q, s in svals.items()}
     else:
@@ -158,6 +217,25 @@ def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
     Vh = _structure_class((bond.flip(), col_leg), x.charge)(Vb)
     U = split_legs(U, 0)
     Vh = split_legs(Vh, 1)
+    return SymmetricSVDResult(U, _diag_tensor(bond.flip(), Sb), Vh)
+
+
+def _svd_traced(x, m, parts, keep: dict) -> SymmetricSVDResult:
+    """The truncated pieces with run-time bond sizes: each block gathers its kept positions
+    (the dense truncated SVD's ``gather``, so its gradient has the kept/discarded coupling)."""
+    sym = x.symmetry
+    order = sorted(parts)
+    bond = _bond_leg(sym, [(q, keep[q].shape[0]) for q in order])
+    Ub, Sb, Vb = {}, {}, {}
+    for q in order:
+        qc, (u, s, vh) = parts[q]
+        i = keep[q]
+        Ub[(q, q)] = bind(P.gather_p, u, i, axis=1)
+        Sb[q] = bind(P.gather_p, s, i, axis=0)
+        Vb[(q, qc)] = bind(P.gather_p, vh, i, axis=0)
+    row_leg, col_leg = m.legs
+    U = split_legs(_structure_class((row_leg, bond), sym.identity)(Ub), 0)
+    Vh = split_legs(_structure_class((bond.flip(), col_leg), x.charge)(Vb), 1)
     return SymmetricSVDResult(U, _diag_tensor(bond.flip(), Sb), Vh)
 
 

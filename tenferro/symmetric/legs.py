@@ -8,6 +8,11 @@ charges fuse to ``c``. Two legs contract when they have the same sectors and opp
 directions (``leg.flip()``), so the charges flowing through them cancel.
 
 A leg made by ``fuse_legs`` remembers its parts (``fused_from``), so ``split_legs`` can undo it.
+
+Under ``jit`` a sector's dimension may be a run-time size (a ``chainrules.symbolic.Sym``, e.g.
+the number of values one sector keeps in a truncation across sectors); such a dimension may
+be 0 at run time (the sector is then empty; eager mode drops it from the leg instead).
+``resolve_leg`` turns it back into ints once the blocks are concrete.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from chainrules.symbolic import Sym, size_range
+
 from ..errors import ShapeError
 from .groups import Symmetry
 
@@ -28,8 +35,8 @@ __all__ = ["Leg", "leg_from_charges"]
 @dataclass(frozen=True, eq=False)
 class Leg:
     """One index of a symmetric tensor: ``symmetry``, ``sectors`` (pairs ``(charge, dim)``,
-    charges distinct, dims >= 1), ``dual`` (direction) and, for a fused leg, the legs it was
-    fused from."""
+    charges distinct, dims >= 1, or run-time sizes under ``jit``), ``dual`` (direction) and,
+    for a fused leg, the legs it was fused from."""
 
     symmetry: Symmetry
     sectors: tuple
@@ -39,10 +46,10 @@ class Leg:
     _hash: int = field(default=0, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
-        secs = tuple((q, int(d)) for q, d in self.sectors)
+        secs = tuple((q, d if isinstance(d, Sym) else int(d)) for q, d in self.sectors)
         for q, d in secs:
             self.symmetry.validate(q, "Leg")
-            if d < 1:
+            if size_range(d)[1] < 1 or (not isinstance(d, Sym) and d < 1):
                 raise ShapeError(f"Leg: sector {q!r} has dimension {d}; dimensions must be "
                                  f">= 1 (leave empty sectors out).")
         charges = [q for q, _ in secs]
@@ -75,6 +82,12 @@ class Leg:
     @property
     def charges(self) -> tuple:
         return tuple(q for q, _ in self.sectors)
+
+    @property
+    def is_static(self) -> bool:
+        """Whether every sector dimension (and every part's, for a fused leg) is an int."""
+        return not any(isinstance(d, Sym) for _, d in self.sectors) and (
+            self.fused_from is None or all(l.is_static for l in self.fused_from))
 
     @property
     def dim(self) -> int:
@@ -118,6 +131,26 @@ class Leg:
 
 
 _FUSION_CACHE: dict = {}
+
+
+def resolve_leg(leg: Leg, env: dict) -> Leg:
+    """``leg`` with its run-time sizes evaluated in ``env`` ({symbol: int}) and sectors of
+    dimension 0 dropped (as eager mode drops them); recursive for fused legs. Raises
+    ``ShapeError`` when a size cannot be evaluated."""
+    if leg.is_static:
+        return leg
+    secs = []
+    for q, d in leg.sectors:
+        if isinstance(d, Sym):
+            d = d.evaluate(env)
+            if isinstance(d, Sym):
+                raise ShapeError(f"symmetric: the run-time size {d} of sector {q!r} on "
+                                 f"{leg!r} is not known from the result's blocks.")
+        if d > 0:
+            secs.append((q, d))
+    parts = None if leg.fused_from is None else tuple(resolve_leg(l, env)
+                                                      for l in leg.fused_from)
+    return Leg(leg.symmetry, tuple(secs), leg.dual, parts)
 
 
 def _fusion_map(parts: tuple, dual: bool) -> dict:

@@ -4,12 +4,14 @@ Each block is an ordinary tenferro tensor, so every operation here is a composit
 existing tenferro operations: eager tapes, traced graphs, ``grad``/``jit``/``vmap`` and every
 derivative rule apply block by block with nothing new to verify.
 
-Pytree: a ``SymmetricTensor`` flattens to its blocks (sorted by key) and keeps its legs and
-charge in the tree structure, so ``grad``, ``jit``, ``custom_vjp`` and ``checkpoint`` accept it
-as argument and result. tenferro's pytrees have no registry; a symmetric tensor is therefore a
-one-field named tuple (field ``blocks``) whose *class* carries the static structure (one
-subclass per (legs, charge), created once and cached). A saved graph stores it as a plain
-``(blocks,)`` tuple: pass ``tuple(x)`` to a loaded graph and rebuild results with
+Pytree: every structure class is registered with ``tenferro.pytree.register_pytree_node``;
+a ``SymmetricTensor`` flattens to its blocks (a dict, keys sorted) and its class (legs and
+charge) is the static part of the tree, so ``grad``, ``jit``, ``vmap``, ``custom_vjp`` and
+``checkpoint`` accept it as argument and result. A traced truncation across sectors gives legs
+whose sector dimensions are run-time sizes; when such a tensor comes back from ``jit`` with
+concrete blocks, unflattening evaluates the sizes from the blocks' shapes and drops empty
+sectors, which is exactly the eager result. A saved graph stores a symmetric tensor as the
+tuple ``(blocks,)``: pass ``tuple(x)`` to a loaded graph and rebuild results with
 ``x.with_blocks(out[0])``.
 """
 
@@ -22,10 +24,14 @@ from collections.abc import Sequence
 import numpy as np
 
 import tenferro as tf
+from chainrules import primitives as P
+from chainrules.symbolic import Sym
 
+from ..core.dispatch import bind
 from ..errors import ConcretizationError, ShapeError
+from ..pytree import register_pytree_node
 from ._blockops import ops_of
-from .legs import Leg
+from .legs import Leg, resolve_leg
 
 __all__ = ["SymmetricTensor", "from_dense", "from_vector", "random", "to_dense", "to_vector",
            "zeros"]
@@ -65,9 +71,60 @@ def _structure_class(legs: tuple, charge) -> type:
     cls = _CLASSES.get(key)
     if cls is None:
         cls = type("SymmetricTensor", (SymmetricTensor,),
-                   {"legs": legs, "charge": charge, "__slots__": ()})
+                   {"legs": legs, "charge": charge, "__slots__": (),
+                    "_static": all(l.is_static for l in legs)})
         _CLASSES[key] = cls
+        register_pytree_node(cls, _flatten, _unflatten)
     return cls
+
+
+def _flatten(x):
+    return (x.blocks,), type(x)
+
+
+def _unflatten(cls, children):
+    """Rebuild from (possibly traced, batched or cotangent) blocks. Legs with run-time sizes
+    are evaluated once the blocks are concrete (a ``jit`` result)."""
+    (blocks,) = children
+    if cls._static or not isinstance(blocks, dict):
+        return cls._trusted(blocks)
+    return _resolve(cls, blocks)
+
+
+def _resolve(cls, blocks: dict):
+    known: list = []
+    for k, b in blocks.items():
+        shape = getattr(b, "shape", None)
+        if shape is None or any(isinstance(d, Sym) for d in shape):
+            return cls._trusted(blocks)  # still traced
+        for leg, q, n in zip(cls.legs, k, shape):
+            d = leg.sector_dim(q)
+            if isinstance(d, Sym):
+                known.append((d, int(n)))
+    env = _solve_sizes(known)
+    legs = tuple(resolve_leg(l, env) for l in cls.legs)
+    kept = {k: b for k, b in blocks.items() if all(l.has(q) for l, q in zip(legs, k))}
+    return _structure_class(legs, cls.charge)._trusted(kept)
+
+
+def _solve_sizes(pairs) -> dict:
+    """{symbol: int} from (size expression, observed int) pairs, solving those linear in one
+    unknown symbol until nothing changes (truncation sizes are ``k - 1`` or sums of them)."""
+    env: dict = {}
+    changed = True
+    while changed:
+        changed = False
+        for e, v in pairs:
+            unknown = e.symbols() - env.keys() if isinstance(e, Sym) else set()
+            if len(unknown) != 1:
+                continue
+            (k,) = unknown
+            c0 = e.evaluate({**env, k: 0})
+            c1 = e.evaluate({**env, k: 1}) - c0
+            if c1 != 0 and (v - c0) % c1 == 0 and e.evaluate({**env, k: (v - c0) // c1}) == v:
+                env[k] = (v - c0) // c1
+                changed = True
+    return env
 
 
 class SymmetricTensor(tuple):
@@ -81,6 +138,7 @@ class SymmetricTensor(tuple):
     _fields = ("blocks",)
     legs: tuple = ()
     charge = None
+    _static = True  # every leg's sector dimensions are ints (no run-time sizes)
 
     def __new__(cls, blocks):
         if cls is SymmetricTensor:
@@ -121,6 +179,32 @@ class SymmetricTensor(tuple):
         blocks = {tuple(k): (b if isinstance(b, tf.Tensor) else tf.asarray(b))
                   for k, b in blocks.items()}
         return _structure_class(legs, charge)(blocks)
+
+    @staticmethod
+    def stack(tensors: Sequence[SymmetricTensor]) -> SymmetricTensor:
+        """A batch for ``tenferro.vmap``: tensors with the same legs and charge, each block
+        stacked along a new leading axis (a block missing in some members is zeros there).
+        The result has the members' structure and batched blocks: it is meant as ``vmap``'s
+        argument (``in_axes=0``), which hands ``f`` one member at a time; ``vmap`` returns
+        symmetric results in the same form. Not a tensor to compute with directly."""
+        tensors = list(tensors)
+        if not tensors or not all(isinstance(t, SymmetricTensor) for t in tensors):
+            raise ShapeError("SymmetricTensor.stack: expected a non-empty sequence of "
+                             "SymmetricTensors.")
+        first = tensors[0]
+        for t in tensors[1:]:
+            if t.legs != first.legs or t.charge != first.charge:
+                raise ShapeError(f"SymmetricTensor.stack: members differ in legs/charge "
+                                 f"({list(first.legs)} charge {first.charge!r} vs "
+                                 f"{list(t.legs)} charge {t.charge!r}); vmap needs one block "
+                                 f"structure.")
+        keys = sorted({k for t in tensors for k in t.blocks})
+        out = {}
+        for k in keys:
+            like = next(t.blocks[k] for t in tensors if k in t.blocks)
+            out[k] = tf.stack([t.blocks[k] if k in t.blocks else tf.zeros_like(like)
+                               for t in tensors])
+        return _structure_class(first.legs, first.charge)._trusted(out)
 
     @classmethod
     def _trusted(cls, blocks: dict) -> SymmetricTensor:
@@ -358,7 +442,13 @@ def to_dense(x: SymmetricTensor):
         for l, q in zip(x.legs, k):
             s = l.sector_slice(q)
             pads.append((s.start, l.dim - s.stop))
-        p = tf.pad(b, pads)
+        if any(isinstance(w, Sym) for pw in pads for w in pw):
+            # run-time sizes (a traced truncation): the pad primitive takes them; tf.pad's
+            # NumPy-style widths do not
+            zero = tf.zeros((), dtype=b.dtype, device=b.device)
+            p = bind(P.pad_p, b, zero, padding_config=tuple((lo, hi, 0) for lo, hi in pads))
+        else:
+            p = tf.pad(b, pads)
         out = p if out is None else out + p
     if out is None:
         return tf.zeros(shape, dtype=x.dtype)

@@ -29,7 +29,7 @@ from chainrules.symbolic import Sym, bound_of, encode_size, floordiv, sym_max, s
 
 from ..core.calls import StagedJVPCall, StagedVJPCall, _Staged
 from ..core.eager import EagerTensor
-from ..errors import GraphError, GraphFormatError
+from ..errors import GraphError, GraphFileError, GraphFormatError
 from ..ir.program import Eqn, Program, Var
 from ..pytree import TreeDef
 from .graph_archive import Archive, ArchiveError
@@ -193,7 +193,8 @@ def load_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_B
     ``max_elements`` bounds the element count of every array the file declares and
     ``max_bytes`` the bytes of its constants; raise them to load a trusted file with larger
     arrays. A file that is corrupt, hostile, over a limit or of an unsupported version raises
-    ``GraphFormatError``; an unreadable path raises the ``OSError`` of opening it.
+    ``GraphFormatError``; a path that cannot be opened raises ``GraphFileError`` (also an
+    ``OSError``, with the errno and filename of the failed open).
     """
     from .graph import Graph
 
@@ -204,7 +205,7 @@ def load_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_B
         raise GraphError(f"load: expected a file path or an open binary file, got "
                          f"{type(path).__name__}.")
     where = str(getattr(path, "name", path)) if hasattr(path, "read") else os.fspath(path)
-    fh = path if hasattr(path, "read") else open(path, "rb")  # noqa: SIM115
+    fh = path if hasattr(path, "read") else _open(where)
     try:
         arc = _container(where, lambda: Archive(fh))
         try:
@@ -234,6 +235,16 @@ def load_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_B
         if fh is not path:
             fh.close()
     return Graph(Program(inputs, eqns, outputs, consts), in_tree, out_tree, name)
+
+
+def _open(where: str):
+    try:
+        return open(where, "rb")  # noqa: SIM115
+    except OSError as e:
+        hint = ("check the path (Graph.save(path) writes the file; tenferro.load(path) reads it)"
+                if isinstance(e, FileNotFoundError) else "give the path of a readable file")
+        raise GraphFileError(e.errno, f"load: cannot open {where!r}: {e.strerror}; {hint}",
+                             where) from e
 
 
 def _fail(where: str, msg: str):

@@ -65,11 +65,9 @@ def _arity(name):
 ARITY = {name: _arity(name) for name in FUNCTIONS}
 
 
-# The one documented exception: ``load`` of a missing path raises the OSError of opening it
-# (as ``open`` and ``numpy.load`` do); the sweep still requires an expected exception there.
-KNOWN_GAPS = {
-    "load",  # a missing file raises the OSError of opening it (documented)
-}
+# Public functions allowed to raise a raw exception of EXPECTED_RAW: none today (``load`` of a
+# missing path raises GraphFileError, a tenferro error that is also an OSError).
+KNOWN_GAPS: set[str] = set()
 EXPECTED_RAW = (TypeError, ValueError, IndexError, OverflowError, OSError)
 
 

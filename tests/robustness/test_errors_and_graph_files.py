@@ -206,3 +206,15 @@ def test_a_zip_bomb_is_refused_before_decompression(tmp_path):
 
 def test_graph_errors_are_tenferro_errors():
     assert issubclass(GraphFormatError, TenferroError) and issubclass(LinAlgError, ValueError)
+
+
+def test_an_unopenable_graph_path_is_a_named_oserror(tmp_path):
+    from tenferro.errors import GraphFileError
+
+    missing = tmp_path / "nowhere.tfg"
+    with pytest.raises(GraphFileError, match=r"load: cannot open .*nowhere\.tfg.*Graph\.save") as e:
+        tf.load(missing)
+    assert isinstance(e.value, OSError) and isinstance(e.value, TenferroError)
+    assert e.value.errno == 2 and e.value.filename == str(missing)
+    with pytest.raises(OSError, match="load: cannot open"):  # a directory
+        tf.load(tmp_path)

@@ -112,6 +112,19 @@ def test_ctmrg_callback_passes_through_heisenberg_energy(capsys):
     assert capsys.readouterr().err == "" and len(recs) == env.iterations
 
 
+def test_ctmrg_callback_on_symmetric_tensors_raises_instead_of_being_ignored():
+    import tenferro.symmetric as S
+    from tenferro.symmetric import ctmrg as SC
+
+    phys = S.Leg(S.Z2, ((0, 1), (1, 1)))
+    virt = S.Leg(S.Z2, ((0, 1), (1, 1)))
+    A = S.random([phys] + [virt] * 4, 0, seed=0)
+    A = S.from_dense(peps.symmetrize_c4v(A.to_dense()), A.legs, 0)
+    a = SC.double_layer(A / S.norm(A))
+    with pytest.raises(ValueError, match="callback= is not supported for symmetric"):
+        tf.tn.ctmrg(a, 4, callback=print)
+
+
 # ------------------------------------------------------------------------- TRG, HOTRG
 @pytest.mark.parametrize("method", ["trg", "hotrg"])
 def test_coarse_graining_reports_lnz_and_truncation(method, capsys):
