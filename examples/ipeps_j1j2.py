@@ -23,7 +23,8 @@ References printed at the end (energies per site at J2 = 0.5):
     single number is claimed).
 
 Run:  python examples/ipeps_j1j2.py                      (D=2, chi=16: about 10-20 s CPU)
-      python examples/ipeps_j1j2.py --D 3 --chi 27 --iters 300     (D=3: hours of CPU here)
+      python examples/ipeps_j1j2.py --D 3 --chi 27 --iters 300     (D=3: slow; measured
+                                       ~25 s per iteration at chi=18 on a loaded machine)
       python examples/ipeps_j1j2.py --J2 0 --iters 60      (the Heisenberg point: compare
                                                             ipeps_heisenberg.py)
 """
