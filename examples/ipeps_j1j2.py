@@ -22,7 +22,7 @@ References printed at the end (energies per site at J2 = 0.5):
     example; the individual published values were not looked up and checked here, so no
     single number is claimed).
 
-Run:  python examples/ipeps_j1j2.py                      (D=2, chi=16: about 10-20 s CPU)
+Run:  python examples/ipeps_j1j2.py                      (D=2, chi=16: ~8 s CPU, 15 s wall loaded)
       python examples/ipeps_j1j2.py --D 3 --chi 27 --iters 300     (D=3: slow; measured
                                        ~25 s per iteration at chi=18 on a loaded machine)
       python examples/ipeps_j1j2.py --J2 0 --iters 60      (the Heisenberg point: compare
