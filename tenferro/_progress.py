@@ -6,7 +6,7 @@ precision, 17 significant digits: the digits that change late are the interestin
 ``dE`` (the change since the last step), ``grad`` (a gradient or residual norm),
 ``trunc_err`` (discarded weight). A ``callback=`` receives every record (whether or not
 anything is printed); the log line on stderr appears at most about once per ``every``
-seconds and always on the last step.
+seconds and always for the last step (at the latest when the loop's ``with`` block ends).
 
 The denominator is an estimate, not the iteration budget. A loop of known length (TRG steps,
 time steps; ``fixed=True``) prints ``step/total`` and the time left at the mean time per
@@ -29,9 +29,28 @@ import sys
 import time
 from collections.abc import Callable
 
+from .errors import ConcretizationError
+
 _enabled = os.environ.get("TENFERRO_PROGRESS", "1") not in ("0", "", "false", "False")
 
 __all__ = ["Progress", "set_progress"]
+
+
+def scalar(x) -> float | None:
+    """``float(x)`` for a record, or None where ``x`` has no value yet (a traced graph); the
+    value is read through ``stop_gradient``, so reporting never touches a derivative."""
+    if x is None or isinstance(x, (int, float)):
+        return x
+    try:
+        from .core.tensor import Tensor
+
+        if isinstance(x, Tensor):
+            from .ops.misc import stop_gradient
+
+            x = stop_gradient(x)
+        return float(x)
+    except (TypeError, ValueError, ConcretizationError):
+        return None
 
 
 def set_progress(enabled: bool) -> None:
@@ -59,15 +78,22 @@ class Progress:
         self.every, self.stream = every, stream or sys.stderr
         self.monitor, self.tol, self.callback, self.window = monitor, tol, callback, window
         self.fixed = fixed
+        # a converging loop may know it has at least this many steps to go (DMRG's remaining
+        # bond-dimension schedule); callers may update tol and min_left between steps
+        self.min_left = 0
         self.records: list[dict] = []
         self._t0 = self._last = self._tstep = 0.0
         self._history: list[float] = []
+        self._shown = None
 
     def __enter__(self):
         self._t0 = self._last = self._tstep = time.perf_counter()
         return self
 
     def __exit__(self, *exc):
+        # the last record is always shown (a converging loop knows its end only here)
+        if exc[0] is None and self.enabled and self.records and self.records[-1] is not self._shown:
+            self._write(self.records[-1])
         return False
 
     # ------------------------------------------------------------------ estimates
@@ -82,13 +108,13 @@ class Progress:
         if not h or self.tol is None:
             return None
         if h[-1] <= self.tol:
-            return 0
+            return self.min_left
         if len(h) < 2:
             return None
         rate = (math.log(h[0]) - math.log(h[-1])) / (len(h) - 1)
         if rate <= 0:
             return None
-        left = math.ceil(math.log(h[-1] / self.tol) / rate - 1e-9)
+        left = max(math.ceil(math.log(h[-1] / self.tol) / rate - 1e-9), self.min_left)
         return left if self.total is None else min(left, max(self.total - step, 0))
 
     # ------------------------------------------------------------------ reporting
@@ -110,13 +136,17 @@ class Progress:
             self.callback(record)
         if not self.enabled:
             return record
-        last = (self.total is not None and step >= self.total) or left == 0
+        last = self.total is not None and step >= self.total
         if now - self._last < self.every and not last:
             return record
         self._last = now
+        self._write(record)
+        return record
+
+    def _write(self, record: dict) -> None:
+        self._shown = record
         self.stream.write(self.format(record) + "\n")
         self.stream.flush()
-        return record
 
     def format(self, record: dict) -> str:
         step, left = record["step"], record["steps_left"]

@@ -4,7 +4,7 @@
 * classical models: ``ising_tensor`` (2D Ising partition-function tensor of beta and h);
 * coarse graining: ``trg`` (Levin-Nave) and ``hotrg`` (higher-order TRG), ln Z per site;
 * iPEPS: ``ctmrg`` (single-site C4v corner transfer matrices) and ``peps`` (C4v-symmetric
-  iPEPS, Heisenberg energy per site);
+  iPEPS, Heisenberg and J1-J2 energies per site, ``diagonal_rdm``);
 * correlation lengths: ``correlation_length`` (channel transfer matrix of a CTMRG
   environment, ``eigsh`` with implicit derivatives);
 * DMRG: ``dmrg`` (two-site, any MPO, Lanczos local solver);

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -309,8 +310,10 @@ def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
         grew = Cn.shape[0] != C.shape[0]
         C, T = Cn, Tn
         sv = _concrete(s, "implicit=True")
-        done = not grew and prev is not None and _distance(sv, prev) < tol
+        delta = _distance(sv, prev) if prev is not None else math.nan
+        done = not grew and prev is not None and delta < tol
         prev = sv
+        p.update(warm, chi=C.shape[0], delta=delta)
         if done:
             break
 
@@ -329,6 +332,7 @@ def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
         last["delta"] = d = _distance(sn, so)
         h = last["hist"]
         h.append(d)
+        p.update(warm + len(h), chi=new[0].shape[0], delta=d)
         return len(h) > 3 and d < tol and min(h[-4:-1]) < 2 * d
 
     (C, T), info = tf.fixed_point(step, (C, T), a, tol=tol, maxiter=max(1, max_iter - warm),
@@ -336,7 +340,6 @@ def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
                                   return_info=True)
     its = warm + (info.iterations if info is not None else 0)
     delta = last.get("delta", math.nan)
-    p.update(its, chi=C.shape[0], delta=delta)
     converged = bool(info is not None and info.converged)
     return CTMEnv(C, T, its, converged, delta, corner_spectrum(C))
 
@@ -344,7 +347,8 @@ def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
 def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=None,
           projector: str = "svd", multiplet_tol: float | None = None,
           checkpoint: bool = False, implicit: bool = False, progress=None,
-          check_symmetry: bool = True) -> CTMEnv:
+          check_symmetry: bool = True,
+          callback: Callable[[dict], object] | None = None) -> CTMEnv:
     """Converge the C4v environment of the site tensor ``a[u, l, d, r]`` at bond dimension
     ``chi``.
 
@@ -363,9 +367,14 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     inside a (near-)degenerate multiplet of the corner spectrum makes the environment
     gauge-dependent and stalls convergence at the level of the splitting; ``multiplet_tol``
     (e.g. 1e-6) keeps fewer than ``chi`` values instead (so chi may vary between iterations).
-    ``progress``: None (global setting), True or False.
+    ``progress``: None (global setting), True or False. ``callback(record)`` receives every
+    iteration's record, printed or not: ``chi``, ``delta`` (the corner-spectrum change, NaN
+    on the first iteration; absent with ``tol=None``), ``step_time``, and ``steps_left``
+    estimated from the rate at which ``delta`` falls towards ``tol`` (with ``tol=None``: the
+    iterations left of ``max_iter``, the real length).
     A ``tenferro.symmetric.SymmetricTensor`` site tensor (self-dual charges, e.g. Z2) runs
-    ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress).
+    ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress;
+    no ``callback`` yet).
     """
     # ---- symmetric site tensors: block-sparse C4v CTMRG (tenferro/symmetric/ctmrg.py)
     from ..symmetric.tensor import SymmetricTensor
@@ -373,6 +382,10 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     if isinstance(a, SymmetricTensor):
         from ..symmetric.ctmrg import ctmrg_dispatch
 
+        if callback is not None:
+            raise ValueError("ctmrg: callback= is not supported for symmetric site tensors yet "
+                             "(tenferro.symmetric.ctmrg); use progress=True, or the dense "
+                             "tenferro.tn.ctmrg on to_dense(a).")
         return ctmrg_dispatch(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
                               projector=projector, multiplet_tol=multiplet_tol,
                               checkpoint=checkpoint, implicit=implicit)
@@ -392,14 +405,16 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
         if multiplet_tol is not None:
             raise ValueError("ctmrg: implicit=True keeps chi fixed at the fixed point; it "
                              "cannot be combined with multiplet_tol.")
-        with Progress("CTMRG", max_iter, progress) as p:
+        with Progress("CTMRG", max_iter, progress, monitor="delta", tol=tol,
+                      callback=callback) as p:
             return _ctmrg_implicit(a, C, T, int(chi), int(max_iter), tol, projector, p)
     step = functools.partial(ctmrg_step, chi=int(chi), projector=projector,
                              multiplet_tol=multiplet_tol)
     if checkpoint:
         step = tf.checkpoint(step)
     prev, delta, converged, it = None, math.nan, False, 0
-    with Progress("CTMRG", max_iter, progress) as p:
+    watch = dict(fixed=True) if tol is None else dict(monitor="delta", tol=tol)
+    with Progress("CTMRG", max_iter, progress, callback=callback, **watch) as p:
         for it in range(1, max_iter + 1):
             C, T, s = step(a, C, T)
             if tol is None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -163,7 +163,8 @@ def sweep_outcome(energy: float, change: float, tol: float, local_tol: float,
 
 def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1e-10,
          max_sweeps: int = 40, tol: float = 1e-10, ncv: int = 12, seed: int = 0,
-         dtype=None, progress=None) -> DMRGResult:
+         dtype=None, progress=None,
+         callback: Callable[[dict], object] | None = None) -> DMRGResult:
     """Two-site DMRG ground state of the MPO ``mpo`` (any local dimension, real or complex).
 
     ``max_rank``: largest bond dimension; ``schedule``: bond dimension per sweep (a sweep is
@@ -173,6 +174,11 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     ``tol * |E|``, or after ``max_sweeps``.
     ``mps0``: initial MPS (default: random, bond dimension schedule[0], from ``seed``).
     ``ncv``: Lanczos Krylov dimension. ``progress``: a line per sweep (None: global setting).
+    ``callback(record)`` receives each sweep's record, printed or not: ``energy`` (the float
+    returned, all digits), ``dE`` (change since the previous sweep, NaN on the first),
+    ``D`` (largest bond), ``trunc_err`` (largest discarded weight of the sweep), ``products``
+    (Lanczos matrix-vector products), ``step_time``; ``steps_left`` estimates the sweeps to
+    convergence from the rate at which |dE| falls towards ``tol * |E|``.
     Returns ``DMRGResult``."""
     _check(mpo)
     L = len(mpo)
@@ -204,7 +210,8 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     converged, disc_max, sweep = False, 0.0, 0
     W12 = [_two_site_mpo(mpo[i], mpo[i + 1]) for i in range(L - 1)]
     local_tol = 1e-4
-    with Progress("DMRG", max_sweeps, progress) as p:
+    with Progress("DMRG", max_sweeps, progress, monitor="dE", tol=None,
+                  callback=callback) as p:
         for sweep in range(max_sweeps):
             D = sched[min(sweep, len(sched) - 1)]
             disc_max, nmv = 0.0, 0
@@ -230,8 +237,10 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
                     R[i] = _extend_right(R[i + 1], b, mpo[i + 1])
             energies.append(energy)
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
-            p.update(sweep + 1, E=energy, dE=change, D=max(a.shape[2] for a in mps[:-1]),
-                     products=nmv, discarded=disc_max)
+            p.tol = tol * max(abs(energy), 1e-300)  # the convergence test's threshold
+            p.min_left = max(len(sched) - 1 - sweep, 0)  # sweeps before the final D
+            p.update(sweep + 1, energy=energy, dE=energy - prev,
+                     D=max(a.shape[2] for a in mps[:-1]), trunc_err=disc_max, products=nmv)
             converged, local_tol = sweep_outcome(energy, change, tol, local_tol,
                                                  D >= sched[-1] and sweep >= len(sched) - 1)
             if converged:

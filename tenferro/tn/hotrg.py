@@ -14,11 +14,14 @@ from ``tenferro.linalg.svds`` (block Krylov, exact truncated pullback) instead o
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import tenferro as tf
 
-from .ising import normalize, trace_torus
+from .._progress import scalar
+from .ising import normalize
 from .progress import Progress
+from .trg import torus_lnz
 
 __all__ = ["hotrg", "hotrg_step"]
 
@@ -44,38 +47,52 @@ def _isometry(t, chi, side, svd="full"):
         # PSD: singular vectors are eigenvectors, singular values eigenvalues
         u, s, _ = tf.linalg.svds(mm, k)
         discarded = tf.real(tf.sum(tf.diagonal(mm))) - tf.sum(s)
-        return tf.reshape(u, (D, D, k)), discarded
+        return tf.reshape(u, (D, D, k)), discarded, mm
     w, v = tf.linalg.eigh(mm)  # ascending
     discarded = tf.sum(w[: D * D - k])
     u = tf.flip(v[:, D * D - k :], 1)  # leading first
-    return tf.reshape(u, (D, D, k)), discarded
+    return tf.reshape(u, (D, D, k)), discarded, mm
 
 
 def hotrg_step(t, chi: int, svd: str = "full"):
     """Contract two tensors vertically and compress the doubled horizontal bond:
     ``T'[x, u, y, d] = U*[l1 l2, x] T[l1, u, r1, k] T[l2, k, r2, d] U[r1 r2, y]``."""
-    ul, el = _isometry(t, chi, "left", svd)
-    ur, er = _isometry(t, chi, "right", svd)
+    return _hotrg_step(t, chi, svd)[0]
+
+
+def _hotrg_step(t, chi, svd="full"):
+    """``(T', trunc_err)``: the step and the relative discarded weight of the isometry used
+    (discarded eigenvalues of M M^dagger over its trace, a constant for the report)."""
+    ul, el, mm = _isometry(t, chi, "left", svd)
+    ur, er, _ = _isometry(t, chi, "right", svd)
     u = tf.where(el <= er, ul, ur)  # no Python branch on data: works traced too
-    return tf.einsum("abx,aurk,bkqd,rqy->xuyd", tf.conj(u), t, t, u)
+    total = tf.stop_gradient(tf.real(tf.sum(tf.diagonal(mm))))  # ||M||^2, the same both sides
+    err = tf.maximum(tf.stop_gradient(tf.minimum(el, er)) / tf.where(total > 0, total, 1.0),
+                     0.0)
+    return tf.einsum("abx,aurk,bkqd,rqy->xuyd", tf.conj(u), t, t, u), err
 
 
 def hotrg(t, chi: int, steps: int, *, checkpoint: bool = False, svd: str = "full",
-          progress=None):
+          progress=None, callback: Callable[[dict], object] | None = None):
     """ln Z per site of the square-lattice network of ``t`` (``T[l, u, r, d]``) after
     ``steps`` HOTRG steps (alternating axes; a torus of 2^steps sites), bond dimension ``chi``.
-    ``svd="partial"``: isometries from ``tenferro.linalg.svds`` (eager only)."""
+    ``svd="partial"``: isometries from ``tenferro.linalg.svds`` (eager only).
+    ``progress``: a line per step (None: global setting); ``callback(record)`` receives every
+    step's record, printed or not: ``chi``, ``lnZ`` (ln Z per site of the 2^k-site torus
+    reached at step k; the last one is the value returned) and ``trunc_err`` (the relative
+    discarded weight of the step's isometry); both None where values are unknown (``jit``)."""
     if svd not in SVD_METHODS:
         raise ValueError(f"hotrg: svd must be one of {SVD_METHODS}, got {svd!r}.")
     t, lnz = normalize(t)
-    step_fn = functools.partial(hotrg_step, svd=svd)
+    step_fn = functools.partial(_hotrg_step, svd=svd)
     step_fn = tf.checkpoint(step_fn) if checkpoint else step_fn
-    with Progress("HOTRG", steps, progress) as p:
+    with Progress("HOTRG", steps, progress, fixed=True, callback=callback) as p:
         for k in range(1, steps + 1):
-            t = step_fn(t, chi)
+            t, err = step_fn(t, chi)
             t = tf.transpose(t, (1, 2, 3, 0))  # rotate: next step coarse-grains the other axis
             t, ln_n = normalize(t)
             lnz = lnz + ln_n / 2**k
-            p.update(k, chi=t.shape[0], lnZ=lnz)
-    return lnz + tf.log(trace_torus(t)) / 2**steps
+            lnz_k = torus_lnz(tf.stop_gradient(lnz), tf.stop_gradient(t), k)  # a report only
+            p.update(k, chi=t.shape[0], lnZ=scalar(lnz_k), trunc_err=scalar(err))
+    return torus_lnz(lnz, t, steps)
 

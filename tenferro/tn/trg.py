@@ -18,9 +18,11 @@ sites), ln Z / N = sum_k ln(n_k) / 2^k + ln Z(T_K) / 2^K, the last term a 1x1 to
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import tenferro as tf
 
+from .._progress import scalar
 from .ising import normalize, trace_torus
 from .progress import Progress
 
@@ -52,33 +54,48 @@ def _truncated_svd(m, chi, relative_cutoff=None, svd="full"):
     return u, s, vh
 
 
+def discarded_weight(m, s):
+    """The relative weight 1 - sum(s_kept^2) / ||m||_F^2 that a truncated SVD of ``m`` with
+    kept singular values ``s`` drops: a diagnostic, so a constant (no gradient), >= 0."""
+    m, s = tf.stop_gradient(m), tf.stop_gradient(s)
+    n2 = tf.norm(m) ** 2
+    return tf.maximum(1 - tf.sum(s * s) / tf.where(n2 > 0, n2, 1.0), 0.0)
+
+
 def _split(m, chi, relative_cutoff=None, svd="full"):
-    """Truncated SVD of a matrix, returned as the two halves U sqrt(S), sqrt(S) Vh."""
+    """Truncated SVD of a matrix, returned as the two halves U sqrt(S), sqrt(S) Vh, and the
+    discarded weight."""
     u, s, vh = _truncated_svd(m, chi, relative_cutoff, svd)
     r = sqrt_singular_values(s)
-    return u * r, r[:, None] * vh
+    return u * r, r[:, None] * vh, discarded_weight(m, s)
 
 
 def trg_step(t, chi: int, relative_cutoff: float | None = None, svd: str = "full"):
     """One Levin-Nave step: ``T[l,u,r,d] -> T'[l,u,r,d]`` on the 45-degree-rotated lattice.
     With ``relative_cutoff`` the kept rank depends on the data (also in traced graphs).
     ``svd``: "full" (LAPACK, sliced) or "partial" (``svds``, eager only)."""
+    return _trg_step(t, chi, relative_cutoff, svd)[0]
+
+
+def _trg_step(t, chi, relative_cutoff=None, svd="full"):
+    """``(T', trunc_err)``: the step and the larger discarded weight of its two SVDs."""
     L, U, R, D = t.shape
-    a, b = _split(tf.reshape(t, (L * U, R * D)), chi, relative_cutoff, svd)  # (l u)(r d)
+    a, b, err1 = _split(tf.reshape(t, (L * U, R * D)), chi, relative_cutoff, svd)  # (l u)(r d)
     k = a.shape[-1]
     s1 = tf.reshape(a, (L, U, k))  # S1[l, u, a]
     s3 = tf.reshape(b, (k, R, D))  # S3[a, r, d]
     t2 = tf.transpose(t, (1, 2, 3, 0))  # T[u, r, d, l]
-    c, d = _split(tf.reshape(t2, (U * R, D * L)), chi, relative_cutoff, svd)  # (u r)(d l)
+    c, d, err2 = _split(tf.reshape(t2, (U * R, D * L)), chi, relative_cutoff, svd)  # (u r)(d l)
     k2 = c.shape[-1]
     s2 = tf.reshape(c, (U, R, k2))  # S2[u, r, b]
     s4 = tf.reshape(d, (k2, D, L))  # S4[b, d, l]
     # plaquette: TL uses S3[α, i, m], TR S4[β, j, i], BR S1[k, j, γ], BL S2[m, k, δ]
-    return tf.einsum("aim,bji,kjc,mkd->abcd", s3, s4, s1, s2)
+    return tf.einsum("aim,bji,kjc,mkd->abcd", s3, s4, s1, s2), tf.maximum(err1, err2)
 
 
 def trg(t, chi: int, steps: int, *, relative_cutoff: float | None = None,
-        checkpoint: bool = False, svd: str = "full", progress=None):
+        checkpoint: bool = False, svd: str = "full", progress=None,
+        callback: Callable[[dict], object] | None = None):
     """ln Z per site of the square-lattice network of ``t`` (``T[l, u, r, d]``) after ``steps``
     TRG steps (a torus of 2^steps sites), keeping bond dimension at most ``chi`` (and dropping
     singular values below ``relative_cutoff * s_max`` if given).
@@ -87,16 +104,28 @@ def trg(t, chi: int, steps: int, *, relative_cutoff: float | None = None,
     residuals (memory O(steps * chi^4) -> O(chi^4) plus one step's worth).
     ``svd="partial"``: split with ``tenferro.linalg.svds`` (O(chi^5) per split instead of
     O(chi^6); same value and derivative to the solver's tolerance; not under ``jit``).
+    ``progress``: a line per step (None: global setting); ``callback(record)`` receives every
+    step's record, printed or not: ``chi``, ``lnZ`` (ln Z per site of the 2^k-site torus
+    reached at step k; the last one is the value returned) and ``trunc_err`` (the larger
+    relative discarded weight of the step's two SVDs); both are None where the values are
+    unknown (under ``jit``).
     """
     if svd not in SVD_METHODS:
         raise ValueError(f"trg: svd must be one of {SVD_METHODS}, got {svd!r}.")
     t, lnz = normalize(t)
-    step = functools.partial(trg_step, svd=svd)
+    step = functools.partial(_trg_step, svd=svd)
     step = tf.checkpoint(step) if checkpoint else step
-    with Progress("TRG", steps, progress) as p:
+    with Progress("TRG", steps, progress, fixed=True, callback=callback) as p:
         for k in range(1, steps + 1):
-            t = step(t, chi, relative_cutoff)
+            t, err = step(t, chi, relative_cutoff)
             t, ln_n = normalize(t)
             lnz = lnz + ln_n / 2**k
-            p.update(k, chi=t.shape[0], lnZ=lnz)
-    return lnz + tf.log(trace_torus(t)) / 2**steps
+            lnz_k = torus_lnz(tf.stop_gradient(lnz), tf.stop_gradient(t), k)  # a report only
+            p.update(k, chi=t.shape[0], lnZ=scalar(lnz_k), trunc_err=scalar(err))
+    return torus_lnz(lnz, t, steps)
+
+
+def torus_lnz(lnz, t, k):
+    """ln Z per site of the 2^k-site torus: the scales collected so far plus the normalised
+    tensor's own 1x1 torus."""
+    return lnz + tf.log(trace_torus(t)) / 2**k

@@ -33,7 +33,9 @@ get ``stage_iterations``: they only have to give the next stage a good start).
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,7 +106,8 @@ def variational_ground_state(
     mpo, D: int, *, mps0=None, schedule=None, dtype=None, seed=0, tol: float = 1e-12,
     restart_every: int = 30, stage_iterations: int = 100, metric_eps: float = 1e-8,
     maxcor: int = 10, max_iterations: int = 20000, noise: float = 1e-2, jit: bool = True,
-    variance: bool = True, progress=None,
+    variance: bool = True, progress=None, gtol: float | None = None,
+    callback: Callable[[dict], object] | None = None,
 ) -> VariationalResult:
     """Minimise <psi|H|psi>/<psi|psi> over MPS of bond dimension ``D`` with L-BFGS.
 
@@ -126,7 +129,16 @@ def variational_ground_state(
     * ``jit``: compile the energy-and-gradient function with ``tenferro.jit`` (3-4x faster
       than eager on these sizes; traced once per bond dimension);
     * ``variance``: also compute <H^2> - <H>^2 of the result (about one energy evaluation);
-    * ``progress``: periodic log lines (None: the ``tenferro.tn`` default, False: silent).
+    * ``gtol``: a stage also ends once the gradient norm (2-norm in the preconditioned
+      variables, at an accepted L-BFGS iterate) is at most ``gtol`` (default None: only the
+      energy test);
+    * ``progress``: periodic log lines (None: the ``tenferro.tn`` default, False: silent);
+      the steps left are estimated from the rate at which the gradient norm falls towards
+      ``gtol`` (or, without one, towards sqrt(tol * max(1, |E|)), the gradient whose
+      quadratic energy gain is the energy tolerance), not from ``max_iterations``;
+    * ``callback(record)``: every L-BFGS iteration's record, printed or not: ``energy``
+      (full precision), ``dE``, ``grad`` (None if the last evaluation was not at the accepted
+      iterate), ``D``, ``step_time``, ``steps_left``.
 
     The defaults were tuned on the acceptance problems (``design/mps.md``).
     """
@@ -164,6 +176,8 @@ def variational_ground_state(
     t_start = time.perf_counter()
     seeds = np.random.SeedSequence(seed)
 
+    last = {}  # the latest evaluation: the accepted iterate's gradient for the report
+
     def fun(x, shapes, dt, ps):
         nonlocal n_eval
         e, g = vg(_unflatten(x, shapes, dt), ps, mpo)
@@ -171,9 +185,13 @@ def variational_ground_state(
         e = e.item()
         if not np.isfinite(e):  # let the line search back off instead of failing
             return np.inf, np.zeros_like(x)
-        return e, _flatten(g)
+        g = _flatten(g)
+        last.update(x=x, grad=float(np.linalg.norm(g)))
+        return e, g
 
-    with Progress("vMPS", max_iterations, progress) as prog:
+    # L-BFGS gradients are not monotone: the rate is taken over a longer window
+    with Progress("vMPS", max_iterations, progress, monitor="grad", tol=gtol,
+                  callback=callback, window=20) as prog:
         for si, Dk in enumerate(schedule):
             if max(bond_dimensions(psi)) < Dk:
                 psi = expand_bond_dimension(psi, Dk, noise=noise, seed=seeds.spawn(1)[0])
@@ -182,13 +200,15 @@ def variational_ground_state(
             budget = left if final else min(stage_iterations, left)
             t0, it0, ev0 = time.perf_counter(), len(history), n_eval
             e_best, small, rounds = np.inf, 0, 0
-            while len(history) - it0 < budget and small < 2:
+            last["gconv"] = False
+            while len(history) - it0 < budget and small < 2 and not last["gconv"]:
                 xs, ps = precondition(psi, center, metric_eps)
                 shapes, dt = [x.shape for x in xs], xs[0].dtype
                 n = min(restart_every, budget - (len(history) - it0))
                 res = minimize(fun, _flatten(xs), args=(shapes, dt, ps), jac=True,
                                method="L-BFGS-B",
-                               callback=_recorder(history, bond_hist, Dk, prog),
+                               callback=_recorder(history, bond_hist, Dk, prog, last, tol,
+                                                  gtol),
                                options=dict(maxiter=n, maxfun=4 * n, maxcor=maxcor,
                                             ftol=10 * np.finfo(float).eps, gtol=0.0))
                 xs = _unflatten(res.x, shapes, dt)
@@ -199,7 +219,7 @@ def variational_ground_state(
                 e_best = min(e, e_best)
             stages.append(dict(D=Dk, iterations=len(history) - it0, evaluations=n_eval - ev0,
                                rounds=rounds, energy=e_best, seconds=time.perf_counter() - t0,
-                               converged=small >= 2))
+                               converged=small >= 2 or last["gconv"]))
             if len(history) >= max_iterations:
                 break
     psi = mixed_canonicalize(psi, center, normalize=True)
@@ -212,14 +232,26 @@ def variational_ground_state(
         converged=len(stages) == len(schedule) and stages[-1]["converged"])
 
 
-def _recorder(history, bond_hist, D, prog):
+def _recorder(history, bond_hist, D, prog, last, tol, gtol):
     """The L-BFGS callback: scipy passes the new iterate as ``intermediate_result`` (the
-    parameter name selects that calling convention)."""
+    parameter name selects that calling convention). The gradient norm is that of the last
+    evaluation when it was at the accepted iterate (L-BFGS-B's line search ends there).
+    Raising StopIteration ends the L-BFGS run once that norm is below ``gtol``."""
 
     def record(intermediate_result):
-        history.append(float(intermediate_result.fun))
+        e = float(intermediate_result.fun)
+        de = e - history[-1] if history else math.nan
+        history.append(e)
         bond_hist.append(D)
-        prog.update(len(history), D=D, E=history[-1])
+        x = last.get("x")
+        g = last["grad"] if x is not None and np.array_equal(x, intermediate_result.x) else None
+        # the estimate of the steps left aims at gtol, or else at the gradient whose
+        # quadratic energy gain is the energy tolerance
+        prog.tol = gtol if gtol is not None else math.sqrt(tol * max(1.0, abs(e)))
+        prog.update(len(history), energy=e, dE=de, grad=g, D=D)
+        if gtol is not None and g is not None and g <= gtol:
+            last["gconv"] = True
+            raise StopIteration
 
     return record
 

@@ -101,6 +101,14 @@ SYMMETRIC = {
 }
 DISTRIBUTED = {"value_and_grad"}
 
+# tenferro.tn.peps (C4v iPEPS; also re-exported by tenferro.tn)
+TN_PEPS = {
+    "D2_REFERENCE_ENERGY", "J1J2_D2_REFERENCE_ENERGY", "J1J2_D3_REFERENCE_ENERGY",
+    "QMC_ENERGY", "bond_energy", "diagonal_rdm", "double_layer", "heisenberg_bond",
+    "heisenberg_energy", "j1j2_energy", "neel_peps", "one_site_rdm", "random_c4v_peps",
+    "spin_operators", "staggered_magnetization", "symmetrize_c4v", "two_site_rdm",
+}
+
 
 def _public(module):
     """Public attributes that are not subpackages/submodules of ``module`` itself (those are
@@ -240,3 +248,19 @@ def test_distributed_exports_exactly_the_api():
     for name in DISTRIBUTED:
         doc = getattr(tenferro.distributed, name).__doc__
         assert doc and len(doc.strip()) > 20, f"tenferro.distributed.{name} has no docstring"
+
+
+def test_tn_peps_exports_exactly_the_api():
+    import tenferro.tn
+    import tenferro.tn.peps
+
+    assert set(tenferro.tn.peps.__all__) == TN_PEPS
+    for name in TN_PEPS:
+        # tn.heisenberg_bond is vumps's (a chain bond [s1, s2, s1', s2'] as well); the iPEPS
+        # one stays reachable as tn.peps.heisenberg_bond
+        if name != "heisenberg_bond":
+            assert getattr(tenferro.tn, name) is getattr(tenferro.tn.peps, name)
+        value = getattr(tenferro.tn.peps, name)
+        if callable(value):
+            doc = value.__doc__
+            assert doc and len(doc.strip()) > 20, f"tenferro.tn.peps.{name} has no docstring"
