@@ -25,10 +25,12 @@ import tenferro as tf
 from ..errors import ShapeError
 
 __all__ = [
+    "heisenberg_bond",
     "heisenberg_mpo",
     "mpo_from_terms",
     "mpo_to_dense",
     "spin_operators",
+    "tfim_bond",
     "tfim_mpo",
 ]
 
@@ -45,6 +47,38 @@ def spin_operators(kind: str = "pauli") -> dict:
         return {"I": np.eye(2), "Sx": X / 2, "Sy": Y / 2, "Sz": Z / 2,
                 "Sp": np.array([[0.0, 1.0], [0.0, 0.0]]), "Sm": np.array([[0.0, 0.0], [1.0, 0.0]])}
     raise ValueError(f"spin_operators: kind must be 'pauli' or 'spin', got {kind!r}.")
+
+
+# ------------------------------------------------------------- two-site bond operators
+def heisenberg_bond(J: float = 1.0, *, rotate: bool = True, dtype=None, device=None):
+    """The Heisenberg bond ``J S_1 . S_2`` (S = sigma/2) as h[s1', s2', s1, s2].
+
+    ``rotate=True`` (default) rotates every second spin by pi about the y axis, giving
+    ``J (-Sx Sx + Sy Sy - Sz Sz)`` (real): the same spectrum, and the antiferromagnetic ground
+    state (two-site periodic in the original frame) becomes translation invariant, as a
+    single-site uniform MPS (or a single-site iPEPS) needs to represent it well. Real and
+    symmetric, so the order of bra and ket indices does not matter."""
+    s = spin_operators("spin")
+    sign = -1.0 if rotate else 1.0
+    h = J * (sign * np.kron(s["Sx"], s["Sx"]) + np.kron(s["Sy"], s["Sy"])
+             + sign * np.kron(s["Sz"], s["Sz"]))
+    return _bond(h, dtype, device)
+
+
+def tfim_bond(g: float = 1.0, J: float = 1.0, *, dtype=None, device=None):
+    """The transverse-field Ising bond ``-J Z_1 Z_2 - g (X_1 + X_2) / 2`` (Pauli matrices; the
+    field is split between the two sites of each bond), critical at g = J."""
+    p = spin_operators("pauli")
+    h = -J * np.kron(p["Z"], p["Z"]) - g / 2 * (np.kron(p["X"], p["I"])
+                                                + np.kron(p["I"], p["X"]))
+    return _bond(h, dtype, device)
+
+
+def _bond(h, dtype, device):
+    if np.abs(np.imag(h)).max() == 0:
+        h = np.real(h)
+    dt = np.dtype(dtype) if dtype is not None else h.dtype
+    return tf.asarray(h.astype(dt).reshape(2, 2, 2, 2), device=device)
 
 
 def mpo_from_terms(L: int, onsite=None, bonds: Sequence = (), *, dtype=None,

@@ -28,6 +28,7 @@ import tenferro as tf
 from ..core.tensor import Tensor
 from ..errors import ShapeError
 from .ctmrg import CTMEnv, _column, _enlarged_corner, ctmrg
+from .mpo import heisenberg_bond, spin_operators
 
 __all__ = [
     "QMC_ENERGY",
@@ -37,13 +38,11 @@ __all__ = [
     "bond_energy",
     "diagonal_rdm",
     "double_layer",
-    "heisenberg_bond",
     "heisenberg_energy",
     "j1j2_energy",
     "neel_peps",
     "one_site_rdm",
     "random_c4v_peps",
-    "spin_operators",
     "staggered_magnetization",
     "symmetrize_c4v",
     "two_site_rdm",
@@ -110,26 +109,6 @@ def double_layer(A) -> Tensor:
     return tf.reshape(a, (D * D,) * 4)
 
 
-def spin_operators() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """S^x, S^y, S^z for spin 1/2 (NumPy, complex for S^y)."""
-    sx = np.array([[0, 0.5], [0.5, 0]])
-    sy = np.array([[0, -0.5j], [0.5j, 0]])
-    sz = np.array([[0.5, 0], [0, -0.5]])
-    return sx, sy, sz
-
-
-def heisenberg_bond(J: float = 1.0, sublattice_rotation: bool = True) -> np.ndarray:
-    """The bond operator ``h[s1, s2, s1', s2'] = <s1 s2| J S_1.S_2 |s1' s2'>``; with
-    ``sublattice_rotation`` the second spin is rotated by pi about y (S^x, S^z -> -S^x, -S^z),
-    which makes it real: J(-S^x S^x + S^y S^y - S^z S^z)."""
-    sx, sy, sz = spin_operators()
-    signs = (-1, 1, -1) if sublattice_rotation else (1, 1, 1)
-    h = sum(c * np.kron(s, s) for c, s in zip(signs, (sx, sy, sz)))
-    h = J * h
-    assert np.abs(h.imag).max() == 0
-    return np.ascontiguousarray(h.real.reshape(2, 2, 2, 2))
-
-
 # ---------------------------------------------------------------- reduced density matrices
 def _half(A, C, T):
     """The left half of the 2x1 network with the site's physical legs and right legs open:
@@ -185,7 +164,7 @@ def diagonal_rdm(A, env: CTMEnv) -> Tensor:
     O((chi D^2)^3 p^4) for the ring.
 
     In the sublattice-rotated frame of ``heisenberg_bond`` both diagonal sites belong to the
-    same sublattice, so S_1.S_2 keeps its plain form there (``sublattice_rotation=False``)."""
+    same sublattice, so S_1.S_2 keeps its plain form there (``heisenberg_bond(rotate=False)``)."""
     A = _check_peps("diagonal_rdm", A)
     C, T = env.C, env.T
     chi, D2, p = C.shape[0], A.shape[1] ** 2, A.shape[0]
@@ -215,7 +194,7 @@ def j1j2_energy(A, env: CTMEnv, J2: float, J1: float = 1.0) -> Tensor:
     Differentiable in A (and in the environment's tensors)."""
     e = 2 * bond_energy(A, env, heisenberg_bond(J1))
     rho = diagonal_rdm(A, env)
-    ss = tf.asarray(heisenberg_bond(1.0, sublattice_rotation=False), dtype=rho.dtype,
+    ss = tf.asarray(heisenberg_bond(1.0, rotate=False), dtype=rho.dtype,
                     device=rho.device)
     return e + 2 * J2 * tf.einsum("abcd,cdab->", rho, ss)
 
@@ -230,9 +209,9 @@ def staggered_magnetization(A, env: CTMEnv) -> Tensor:
     """|<S>| in the sublattice-rotated frame = the staggered magnetisation of the
     antiferromagnet (<S^y> vanishes for a real A: rho is real symmetric)."""
     rho = one_site_rdm(A, env)
-    sx, _, sz = spin_operators()
-    mx = tf.sum(rho * tf.asarray(sx.T, dtype=rho.dtype))
-    mz = tf.sum(rho * tf.asarray(sz.T, dtype=rho.dtype))
+    s = spin_operators("spin")
+    mx = tf.sum(rho * tf.asarray(s["Sx"].T, dtype=rho.dtype))
+    mz = tf.sum(rho * tf.asarray(s["Sz"].T, dtype=rho.dtype))
     return tf.sqrt(mx * mx + mz * mz)
 
 

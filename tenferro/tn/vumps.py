@@ -44,10 +44,10 @@ import tenferro as tf
 
 from ..errors import ShapeError
 from ..linalg import LinearOperator, eigsh, linsolve
-from .mpo import spin_operators
+from .mpo import heisenberg_bond, tfim_bond  # noqa: F401  (the chain Hamiltonians)
 from .progress import Progress
 
-__all__ = ["VUMPSResult", "heisenberg_bond", "tfim_bond", "uniform_canonical", "vumps"]
+__all__ = ["VUMPSResult", "uniform_canonical", "vumps"]
 
 
 class VUMPSResult(NamedTuple):
@@ -69,37 +69,6 @@ class VUMPSResult(NamedTuple):
     seconds: float
     records: list
     bond_energies: list
-
-
-# ------------------------------------------------------------------- Hamiltonians
-def heisenberg_bond(J: float = 1.0, *, rotate: bool = True, dtype=None, device=None):
-    """The Heisenberg bond ``J S_1 . S_2`` (S = sigma/2) as h[s1', s2', s1, s2].
-
-    ``rotate=True`` (default) rotates every second spin by pi about the y axis, giving
-    ``J (-Sx Sx + Sy Sy - Sz Sz)`` (real): the same spectrum, and the antiferromagnetic ground
-    state (two-site periodic in the original frame) becomes translation invariant, as a
-    single-site uniform MPS needs to represent it well."""
-    s = spin_operators("spin")
-    sign = -1.0 if rotate else 1.0
-    h = J * (sign * np.kron(s["Sx"], s["Sx"]) + np.kron(s["Sy"], s["Sy"])
-             + sign * np.kron(s["Sz"], s["Sz"]))
-    return _bond(h, dtype, device)
-
-
-def tfim_bond(g: float = 1.0, J: float = 1.0, *, dtype=None, device=None):
-    """The transverse-field Ising bond ``-J Z_1 Z_2 - g (X_1 + X_2) / 2`` (Pauli matrices; the
-    field is split between the two sites of each bond), critical at g = J."""
-    p = spin_operators("pauli")
-    h = -J * np.kron(p["Z"], p["Z"]) - g / 2 * (np.kron(p["X"], p["I"])
-                                                + np.kron(p["I"], p["X"]))
-    return _bond(h, dtype, device)
-
-
-def _bond(h, dtype, device):
-    if np.abs(np.imag(h)).max() == 0:
-        h = np.real(h)
-    dt = np.dtype(dtype) if dtype is not None else h.dtype
-    return tf.asarray(h.astype(dt).reshape(2, 2, 2, 2), device=device)
 
 
 # --------------------------------------------------------------- small building blocks

@@ -85,7 +85,7 @@ def test_bond_operator_is_rotated_heisenberg():
     w, v = np.linalg.eigh(h)
     assert np.allclose(w, [-0.75, 0.25, 0.25, 0.25], atol=1e-15)
     assert np.allclose(np.abs(v[:, 0]), [2**-0.5, 0, 0, 2**-0.5])
-    h0 = peps.heisenberg_bond(sublattice_rotation=False).reshape(4, 4)
+    h0 = peps.heisenberg_bond(rotate=False).reshape(4, 4)
     assert np.allclose(np.linalg.eigvalsh(h0), w)
 
 
