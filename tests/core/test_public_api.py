@@ -240,3 +240,26 @@ def test_distributed_exports_exactly_the_api():
     for name in DISTRIBUTED:
         doc = getattr(tenferro.distributed, name).__doc__
         assert doc and len(doc.strip()) > 20, f"tenferro.distributed.{name} has no docstring"
+
+
+TN_UNITCELL = {
+    # tenferro.tn.ctmrg_directional
+    "DirectionalEnv", "ctm_directional_init", "ctm_directional_lnz", "ctm_directional_step",
+    "ctmrg_directional", "rotate_cell",
+    # tenferro.tn.ipeps
+    "bond_rdms", "random_unitcell_peps", "tile_unitcell", "unitcell_double_layers",
+    "unitcell_energy",
+}
+
+
+def test_tn_unitcell_ipeps_exports_exactly_the_api():
+    import sys
+
+    import tenferro.tn
+
+    modules = [sys.modules["tenferro.tn.ctmrg_directional"], tenferro.tn.ipeps]
+    assert set(modules[0].__all__) | set(modules[1].__all__) == TN_UNITCELL
+    assert TN_UNITCELL <= set(tenferro.tn.__all__) and "ipeps" in tenferro.tn.__all__
+    for name in TN_UNITCELL:
+        doc = getattr(tenferro.tn, name).__doc__
+        assert doc and len(doc.strip()) > 20, f"tenferro.tn.{name} has no docstring"
