@@ -23,6 +23,7 @@
 from . import correlation as _correlation
 from . import ctmrg as _ctmrg
 from . import ctmrg_directional as _ctmrg_directional
+from . import ctmrg_gauge as _ctmrg_gauge
 from . import dmrg as _dmrg
 from . import exact, ipeps, mpo, mps, peps, variational
 from . import hotrg as _hotrg
@@ -36,6 +37,7 @@ from . import vumps as _vumps
 from .correlation import *  # noqa: F403
 from .ctmrg import *  # noqa: F403
 from .ctmrg_directional import *  # noqa: F403
+from .ctmrg_gauge import *  # noqa: F403
 from .dmrg import *  # noqa: F403
 from .hotrg import *  # noqa: F403
 from .ipeps import *  # noqa: F403
@@ -56,6 +58,6 @@ __all__ = ["exact", "ipeps", "mpo", "mps", "peps", "variational"]
 for _m in (_correlation, _ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg,
            variational):
     __all__ += _m.__all__
-for _m in (_observables, _tdvp, _tebd, _vumps, _ctmrg_directional, ipeps):
+for _m in (_observables, _tdvp, _tebd, _vumps, _ctmrg_directional, _ctmrg_gauge, ipeps):
     __all__ += _m.__all__
 del _m

@@ -401,7 +401,11 @@ def ctmrg_directional(tensors, pattern, chi: int, *, max_iter: int = 100,
         raise ShapeError(f"ctmrg_directional: the environment is for a {env.shape} cell, the "
                          f"pattern is {(ly, lx)}.")
     if implicit:
-        raise NotImplementedError("ctmrg_directional: implicit=True is not implemented yet.")
+        from .ctmrg_gauge import ctmrg_directional_implicit  # it imports this module
+
+        with Progress("CTMRG (directional)", max_iter, progress) as p:
+            return ctmrg_directional_implicit(list(tensors), pattern, env, chi, int(max_iter),
+                                              tol, projector, p)
     C, T = env.C, env.T
 
     def step(sites, leaves):

@@ -243,9 +243,9 @@ def test_distributed_exports_exactly_the_api():
 
 
 TN_UNITCELL = {
-    # tenferro.tn.ctmrg_directional
-    "DirectionalEnv", "ctm_directional_init", "ctm_directional_lnz", "ctm_directional_step",
-    "ctmrg_directional", "rotate_cell",
+    # tenferro.tn.ctmrg_directional, tenferro.tn.ctmrg_gauge
+    "DirectionalEnv", "ctm_directional_gauge_fix", "ctm_directional_init",
+    "ctm_directional_lnz", "ctm_directional_step", "ctmrg_directional", "rotate_cell",
     # tenferro.tn.ipeps
     "bond_rdms", "random_unitcell_peps", "tile_unitcell", "unitcell_double_layers",
     "unitcell_energy",
@@ -257,8 +257,9 @@ def test_tn_unitcell_ipeps_exports_exactly_the_api():
 
     import tenferro.tn
 
-    modules = [sys.modules["tenferro.tn.ctmrg_directional"], tenferro.tn.ipeps]
-    assert set(modules[0].__all__) | set(modules[1].__all__) == TN_UNITCELL
+    modules = [sys.modules[f"tenferro.tn.{m}"] for m in ("ctmrg_directional", "ctmrg_gauge",
+                                                          "ipeps")]
+    assert set().union(*[m.__all__ for m in modules]) == TN_UNITCELL
     assert TN_UNITCELL <= set(tenferro.tn.__all__) and "ipeps" in tenferro.tn.__all__
     for name in TN_UNITCELL:
         doc = getattr(tenferro.tn, name).__doc__
