@@ -143,7 +143,10 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--noise", type=float, default=0.3,
                    help="initial state: Neel + noise x random (default 0.3)")
-    p.add_argument("--ctm-tol", type=float, default=1e-10)
+    p.add_argument("--ctm-tol", type=float, default=1e-10,
+                   help="CTMRG convergence on the corner spectra (default 1e-10)")
+    p.add_argument("--ctm-max-iter", type=int, default=100,
+                   help="max CTMRG iterations per energy (default 100)")
     p.add_argument("--implicit", action="store_true",
                    help="implicit fixed-point gradient instead of unrolled AD")
     p.add_argument("--c4v", action="store_true",
@@ -160,7 +163,8 @@ def main(argv=None):
     print(f"2D Heisenberg antiferromagnet: 2x2 unit-cell iPEPS ({args.pattern}), D={args.D}, "
           f"directional CTMRG chi={args.chi}, L-BFGS on {grad} AD gradients\n")
     tensors, hist, secs = optimise(pattern, args.D, args.chi, args.iters, args.seed,
-                                   args.noise, ctm_tol=args.ctm_tol, implicit=args.implicit,
+                                   args.noise, ctm_max_iter=args.ctm_max_iter,
+                                   ctm_tol=args.ctm_tol, implicit=args.implicit,
                                    c4v=args.c4v, save=args.save)
     print(f"\noptimisation: {len(hist) - 1} L-BFGS iterations, {secs:.1f} s")
     chi_eval = args.eval_chi or int(1.5 * args.chi)

@@ -31,7 +31,7 @@ import tenferro as tf
 from ..core.tensor import Tensor
 from ..errors import ShapeError
 from .ctmrg_directional import DirectionalEnv, _grid, ctmrg_directional
-from .peps import double_layer, heisenberg_bond
+from .peps import heisenberg_bond
 
 __all__ = [
     "bond_rdms",
@@ -55,9 +55,18 @@ def _check_tensors(op: str, tensors) -> list[Tensor]:
     return out
 
 
+def _double_layer(A) -> Tensor:
+    """``a[(u u'), (l l'), (d d'), (r r')]`` for legs of any (unequal) dimensions."""
+    a = tf.tensordot(A, tf.conj(A), ([0], [0]))  # [u, l, d, r, u', l', d', r']
+    a = tf.transpose(a, (0, 4, 1, 5, 2, 6, 3, 7))
+    return tf.reshape(a, tuple(int(n) ** 2 for n in A.shape[1:]))
+
+
 def unitcell_double_layers(tensors) -> list[Tensor]:
-    """The double-layer tensors ``a = sum_s A conj(A)`` of the distinct tensors (same order)."""
-    return [double_layer(A) for A in _check_tensors("unitcell_double_layers", tensors)]
+    """The double-layer tensors ``a[(u u'), (l l'), (d d'), (r r')] = sum_s A conj(A)`` (ket
+    index first, as ``tenferro.tn.double_layer``) of the distinct tensors, in order; the
+    four legs may have different dimensions (bond dimensions that vary across the cell)."""
+    return [_double_layer(A) for A in _check_tensors("unitcell_double_layers", tensors)]
 
 
 def _rot_ket(A, turns: int):
@@ -126,7 +135,7 @@ def bond_rdms(tensors, pattern, env: DirectionalEnv) -> dict:
 
 
 def _bond_operator(h, like) -> Tensor:
-    h = h if isinstance(h, Tensor) else tf.asarray(np.asarray(h))
+    h = h if isinstance(h, Tensor) else tf.asarray(np.asarray(h), device=like.device)
     if tuple(h.shape) != tuple(like.shape):
         raise ShapeError(f"unitcell_energy: the bond operator must be h[s1, s2, s1', s2'] of "
                          f"shape {tuple(like.shape)}, got {tuple(h.shape)}.")
@@ -146,7 +155,7 @@ def unitcell_energy(tensors, pattern, chi: int, *, h=None, h_vertical=None,
     tensors = [A / tf.norm(A) for A in tensors]
     h = heisenberg_bond(sublattice_rotation=False) if h is None else h
     hv = h if h_vertical is None else h_vertical
-    env = ctmrg_directional([double_layer(A) for A in tensors], pattern, chi, **ctmrg_options)
+    env = ctmrg_directional([_double_layer(A) for A in tensors], pattern, chi, **ctmrg_options)
     rhos = bond_rdms(tensors, pattern, env)
     e = 0
     for (kind, _, _), rho in rhos.items():
@@ -175,7 +184,7 @@ def tile_unitcell(A, pattern, sublattice_rotation: bool = False) -> list[Tensor]
                 raise ValueError(f"tile_unitcell: tensor {v} of pattern {pattern!r} sits on "
                                  "both sublattices; with sublattice_rotation each must sit on "
                                  "one (e.g. [[0, 1], [1, 0]] or [[0, 1], [2, 3]]).")
-    R = tf.asarray(np.array([[0.0, -1.0], [1.0, 0.0]]), dtype=A.dtype)
+    R = tf.asarray(np.array([[0.0, -1.0], [1.0, 0.0]]), dtype=A.dtype, device=A.device)
     out = []
     for v in range(n):
         if sublattice_rotation and parity.get(v, 0) == 1:
