@@ -181,6 +181,13 @@ def ctmrg_directional_implicit(tensors, pattern, env: DirectionalEnv, chi: int, 
         raise ValueError("ctmrg_directional: implicit=True needs a convergence tolerance "
                          "(tol); it differentiates the converged environment.")
     frozen = [tf.stop_gradient(t) for t in tensors]
+    try:
+        _value(frozen[0])
+    except ConcretizationError as e:
+        raise ConcretizationError(
+            "ctmrg_directional: implicit=True needs the values of the environment (its "
+            "convergence test and gauge fix), which a traced graph (jit) does not have; "
+            "under jit use implicit=False with tol=None.") from e
     sites = _sites(frozen, pattern)
     C = tuple(tuple(tuple(tf.stop_gradient(c) for c in r) for r in g) for g in env.C)
     T = tuple(tuple(tuple(tf.stop_gradient(t) for t in r) for r in g) for g in env.T)

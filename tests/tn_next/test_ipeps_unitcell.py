@@ -243,6 +243,10 @@ def test_jit_and_checkpoint_match_eager_complex():
 
 
 # --------------------------------------------------------------------- errors
+def cd_energy(A):
+    return ipeps.unitcell_energy([A], [[0]], 4, h=peps.heisenberg_bond(), implicit=True)
+
+
 def test_bad_input_errors():
     A = peps.random_c4v_peps(2, seed=0)
     a = peps.double_layer(A)
@@ -257,6 +261,10 @@ def test_bad_input_errors():
         ctmrg_directional([a], [[0]], 4, projector="qr")
     with pytest.raises(ConcretizationError, match="tol=None"):
         tf.jit(lambda t: ctmrg_directional([t], [[0]], 4, tol=1e-8).C[0][0][0])(a)
+    with pytest.raises(ConcretizationError, match="implicit=True needs the values"):
+        tf.jit(lambda t: cd_energy(t))(A)
+    with pytest.raises(ValueError, match="needs a convergence tolerance"):
+        ctmrg_directional([a], [[0]], 4, tol=None, implicit=True)
     with pytest.raises(ShapeError, match="A\\[s, u, l, d, r\\]"):
         ipeps.unitcell_energy([a], [[0]], 4)
     with pytest.raises(ValueError, match="both sublattices"):
