@@ -4,7 +4,9 @@
 * classical models: ``ising_tensor`` (2D Ising partition-function tensor of beta and h);
 * coarse graining: ``trg`` (Levin-Nave) and ``hotrg`` (higher-order TRG), ln Z per site;
 * iPEPS: ``ctmrg`` (single-site C4v corner transfer matrices) and ``peps`` (C4v-symmetric
-  iPEPS, Heisenberg and J1-J2 energies per site, ``diagonal_rdm``);
+  iPEPS, Heisenberg and J1-J2 energies per site, ``diagonal_rdm``); ``ctmrg_directional``
+  (unit cells, non-C4v, real or complex) and ``ipeps`` (unit-cell iPEPS, energies from the
+  rho of every bond);
 * correlation lengths: ``correlation_length`` (channel transfer matrix of a CTMRG
   environment, ``eigsh`` with implicit derivatives);
 * DMRG: ``dmrg`` (two-site, any MPO, Lanczos local solver);
@@ -22,8 +24,10 @@
 
 from . import correlation as _correlation
 from . import ctmrg as _ctmrg
+from . import ctmrg_directional as _ctmrg_directional
+from . import ctmrg_gauge as _ctmrg_gauge
 from . import dmrg as _dmrg
-from . import exact, mpo, mps, peps, variational
+from . import exact, ipeps, mpo, mps, peps, variational
 from . import hotrg as _hotrg
 from . import ising as _ising
 from . import observables as _observables
@@ -34,8 +38,11 @@ from . import trg as _trg
 from . import vumps as _vumps
 from .correlation import *  # noqa: F403
 from .ctmrg import *  # noqa: F403
+from .ctmrg_directional import *  # noqa: F403
+from .ctmrg_gauge import *  # noqa: F403
 from .dmrg import *  # noqa: F403
 from .hotrg import *  # noqa: F403
+from .ipeps import *  # noqa: F403
 from .ising import *  # noqa: F403
 from .mpo import *  # noqa: F403
 from .mps import *  # noqa: F403
@@ -49,10 +56,10 @@ from .variational import *  # noqa: F403
 from .vumps import *  # noqa: F403
 
 # the names each module exports, listed once (in that module's __all__)
-__all__ = ["exact", "mpo", "mps", "peps", "variational"]
+__all__ = ["exact", "ipeps", "mpo", "mps", "peps", "variational"]
 for _m in (_correlation, _ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg,
            variational):
     __all__ += _m.__all__
-for _m in (_observables, _tdvp, _tebd, _vumps):
+for _m in (_observables, _tdvp, _tebd, _vumps, _ctmrg_directional, _ctmrg_gauge, ipeps):
     __all__ += _m.__all__
 del _m

@@ -265,3 +265,27 @@ def test_tn_peps_exports_exactly_the_api():
         if callable(value):
             doc = value.__doc__
             assert doc and len(doc.strip()) > 20, f"tenferro.tn.peps.{name} has no docstring"
+
+
+TN_UNITCELL = {
+    # tenferro.tn.ctmrg_directional, tenferro.tn.ctmrg_gauge
+    "DirectionalEnv", "ctm_directional_gauge_fix", "ctm_directional_init",
+    "ctm_directional_lnz", "ctm_directional_step", "ctmrg_directional", "rotate_cell",
+    # tenferro.tn.ipeps
+    "bond_rdms", "random_unitcell_peps", "tile_unitcell", "unitcell_double_layers",
+    "unitcell_energy",
+}
+
+
+def test_tn_unitcell_ipeps_exports_exactly_the_api():
+    import sys
+
+    import tenferro.tn
+
+    modules = [sys.modules[f"tenferro.tn.{m}"] for m in ("ctmrg_directional", "ctmrg_gauge",
+                                                          "ipeps")]
+    assert set().union(*[m.__all__ for m in modules]) == TN_UNITCELL
+    assert TN_UNITCELL <= set(tenferro.tn.__all__) and "ipeps" in tenferro.tn.__all__
+    for name in TN_UNITCELL:
+        doc = getattr(tenferro.tn, name).__doc__
+        assert doc and len(doc.strip()) > 20, f"tenferro.tn.{name} has no docstring"
