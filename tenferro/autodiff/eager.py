@@ -21,7 +21,6 @@ from ..caches import BoundedCache
 from ..core.dispatch import state
 from ..core.eager import EVAL_TRACE, EagerTensor, _avals, _wrap, as_eager, no_grad
 from ..errors import GradientError, fmt_aval
-from ..ir.program import params_key
 from .checkpoint import record_checkpoint
 from .custom import record_custom_jvp, record_custom_vjp
 from .tape import _SEQ, BindContext, ImplContext, LeafNode, PrimitiveNode, Tape, backward_pass
@@ -157,46 +156,49 @@ class EagerTape(Tape):
 
     # --------------------------------------------------------------- recording
     def record_primitive(self, prim, params, args, vals, out, backend, in_backend,
-                         pk=None) -> list:
-        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``);
-        ``pk``: the params key if the caller computed it."""
-        if pk is None:
-            pk = params_key(params)
+                         sig=None) -> list:
+        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``).
+        ``sig``: the eager trace's cached ``Signature`` of this application (``None`` when it
+        cannot be cached); templates are cached per (signature, inputs with history)."""
         n = len(args)
         if n == 1:  # unary ops, shape ops, reductions: without building lists
-            a, = args
-            va, = vals
+            a = args[0]
             na = a._node
-            key = (prim, pk, in_backend, va.shape, va.dtype, na is not None)
-            parents = (None if na is None else (na, a._index),)
+            mask = 1
+            parents = ((na, a._index),)
         elif n == 2:  # binary ops
             a, b = args
-            va, vb = vals
             na, nb = a._node, b._node
-            key = (prim, pk, in_backend, va.shape, va.dtype, na is not None, vb.shape,
-                   vb.dtype, nb is not None)
-            parents = (None if na is None else (na, a._index),
-                       None if nb is None else (nb, b._index))
+            if na is None:
+                mask = 2
+                parents = (None, (nb, b._index))
+            elif nb is None:
+                mask = 1
+                parents = ((na, a._index), None)
+            else:
+                mask = 3
+                parents = ((na, a._index), (nb, b._index))
         else:
-            key = [prim, pk, in_backend]
+            mask = 0
             parents = []
-            for a, v in zip(args, vals):
+            for i, a in enumerate(args):
                 node = a._node
-                key.append(v.shape)
-                key.append(v.dtype)
                 if node is None:
                     parents.append(None)
-                    key.append(False)
                 else:
                     parents.append((node, a._index))
-                    key.append(True)
-            key = tuple(key)
+                    mask |= 1 << i
             parents = tuple(parents)
-        tmpl = self._templates.get(key)
-        if tmpl is None:
-            nz = tuple(p is not None for p in parents)
-            tmpl = self._templates.put(key, get_template(prim, params, _avals(vals, in_backend),
-                                                         nz))
+        if sig is None:  # an uncacheable signature: the shared template cache decides
+            tmpl = get_template(prim, params, _avals(vals, in_backend),
+                                tuple(p is not None for p in parents))
+        else:
+            key = (sig, mask)
+            tmpl = self._templates.get(key)
+            if tmpl is None:
+                tmpl = self._templates.put(key, get_template(
+                    prim, params, _avals(vals, in_backend),
+                    tuple(p is not None for p in parents)))
         if prim.multiple_results:
             outs = [_wrap(o, backend) for o in out]
             if True not in tmpl.nonzero_out:
@@ -205,9 +207,26 @@ class EagerTape(Tape):
         # One output (almost every op): the node ``record`` would make, without its loops.
         if not tmpl.nonzero_out[0]:
             return _wrap(out, backend)
-        node = EagerNode(tmpl, parents, backend)
-        res = _wrap(out, backend, node, 0)
-        saved = [(args[i], args[i]._version) for i in tmpl.saved_in]
+        node = _new_node(EagerNode)
+        node.seq = next(_SEQ)
+        node.tmpl = tmpl
+        node.parents = parents
+        node.backend = backend
+        node.n_out = 1
+        res = _new_tensor(EagerTensor)
+        res._value = out
+        res._backend = backend
+        res._node = node
+        res._index = 0
+        res._grad = None
+        res._version = 0
+        saved_in = tmpl.saved_in
+        if not saved_in:
+            saved = []
+        elif n == 1:
+            saved = [(a, a._version)]
+        else:
+            saved = [(args[i], args[i]._version) for i in saved_in]
         if tmpl.saved_out:
             saved.append(SavedOutput(res))
         node.saved = saved
@@ -302,6 +321,9 @@ class EagerNode(PrimitiveNode):
         self.backend = backend
         self.n_out = tmpl.n_out
 
+
+_new_node = EagerNode.__new__  # nodes and outputs are built inline on the hot path
+_new_tensor = EagerTensor.__new__
 
 EAGER_TAPE = EagerTape()
 EagerNode.tape = EAGER_TAPE

@@ -62,7 +62,26 @@ class _State(threading.local):
         self.base: Trace | None = None  # EvalTrace or StagingTrace
         self.grad_enabled = True
         self.default_device = None
-        self.hook = None  # checkpoint policies record/replay selected primitives here
+        self._hook = None
+        # ``plain``: the base is the eager trace, no transformation runs and no hook is set,
+        # so ``bind`` may call ``EvalTrace.eval`` directly (one thread-local read per op
+        # instead of three). Kept up to date by ``new_trace``, ``new_base`` and ``hook``.
+        self.plain = True
+
+    @property
+    def hook(self):
+        """Checkpoint policies record/replay selected primitives here (``None``: none)."""
+        return self._hook
+
+    @hook.setter
+    def hook(self, hook):
+        self._hook = hook
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute ``plain`` after the base, the stack or the hook changed."""
+        base = self.base
+        self.plain = (base is None or base.eager) and not self.stack and self._hook is None
 
 
 state = _State()
@@ -73,6 +92,7 @@ def base_trace() -> Trace:
     b = state.base
     if b is None:
         b = state.base = _EVAL_TRACE[0]
+        state.refresh()
     return b
 
 
@@ -126,13 +146,13 @@ def bind_list(prim, *args, **params) -> list:
 def bind(prim, *args, **params):
     """``bind_list`` for user-facing code: the single output, or a tuple of outputs."""
     st = state
+    if st.plain and prim.process is None:  # plain eager: the hot path, nothing to lift
+        return _EVAL_TRACE[0].eval(prim, args, params)
     top = st.base
     if top is None:
         top = base_trace()
     if st.stack:
         top = top_trace(args, prim.name)
-    elif top.eager and st.hook is None and prim.process is None:
-        return top.eval(prim, args, params)  # plain eager: the hot path, nothing to lift
     return prim.unpack(_dispatch(top, prim, args, params, st))
 
 
@@ -142,10 +162,12 @@ def new_trace(make):
     st = state
     tr = make(len(st.stack) + 1)
     st.stack.append(tr)
+    st.plain = False
     try:
         yield tr
     finally:
         st.stack.pop()
+        st.refresh()
 
 
 @contextmanager
@@ -154,10 +176,12 @@ def new_base(trace: Trace):
     st = state
     saved = st.base, st.stack
     st.base, st.stack = trace, []
+    st.refresh()
     try:
         yield trace
     finally:
         st.base, st.stack = saved
+        st.refresh()
 
 
 @contextmanager

@@ -30,7 +30,6 @@ from ..errors import (
     TenferroError,
     fmt_aval,
 )
-from ..ir.program import params_key
 from . import tensor as _tensor_mod
 from .dispatch import _EVAL_TRACE, Trace, state
 from .tensor import Tensor
@@ -338,7 +337,50 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
 
 
 # ------------------------------------------------------------------- the trace
-_VALIDATED = BoundedCache("eager validated signatures", 16384)
+class Signature:
+    """What eager mode learned about one application signature (primitive, params, backend,
+    input shapes and dtypes): the output avals ``abstract_eval`` promised (``None`` until it
+    has run: primitives with ``validate_eager=False`` are not validated eagerly). One lookup
+    per op serves validation and, through the entry's identity, the tape's template cache."""
+
+    __slots__ = ("expected", "__weakref__")
+
+    def __init__(self):
+        self.expected = None
+
+
+_SIGNATURES = BoundedCache("eager validated signatures", 16384)
+
+
+def _signature(prim, params, backend, vals):
+    """The cached ``Signature`` of this application, or ``None`` when it cannot be cached
+    (unhashable parameters, or parameters that are data such as ``full``'s fill value)."""
+    if params:
+        if "value" in params:
+            return None
+        pk = tuple(params.items()) if len(params) == 1 else tuple(sorted(params.items()))
+    else:
+        pk = ()
+    n = len(vals)
+    if n == 1:
+        v = vals[0]
+        key = (prim, pk, backend, v.shape, v.dtype)
+    elif n == 2:
+        v, w = vals
+        key = (prim, pk, backend, v.shape, v.dtype, w.shape, w.dtype)
+    else:
+        key = [prim, pk, backend]
+        for v in vals:
+            key.append(v.shape)
+            key.append(v.dtype)
+        key = tuple(key)
+    try:
+        entry = _SIGNATURES.get(key)
+    except TypeError:  # unhashable parameters: nothing is cached for them
+        return None
+    if entry is None:
+        entry = _SIGNATURES.put(key, Signature())
+    return entry
 
 
 class EvalTrace(Trace):
@@ -357,39 +399,53 @@ class EvalTrace(Trace):
 
     def eval(self, prim, args, params):
         """Run ``prim`` now; the output (a tuple for several), recorded if it needs to be."""
-        backend = None
-        vals = []
-        recording = False
-        for a in args:
+        n = len(args)
+        if n == 1:  # unary, shape, reduction and indexing ops: no loop
+            a = args[0]
             if type(a) is not EagerTensor:
                 a = _foreign_arg(prim, a)
-            b = a._backend
+            backend = a._backend
+            vals = (a._value,)
+            recording = a._node is not None
+        elif n == 2:  # binary ops
+            a, b = args
+            if type(a) is not EagerTensor:
+                a = _foreign_arg(prim, a)
+            if type(b) is not EagerTensor:
+                b = _foreign_arg(prim, b)
+            backend = a._backend
+            if b._backend is not backend:
+                raise _device_error(prim, backend, b._backend)
+            vals = (a._value, b._value)
+            recording = a._node is not None or b._node is not None
+        else:
+            backend = None
+            vals = []
+            recording = False
+            for a in args:
+                if type(a) is not EagerTensor:
+                    a = _foreign_arg(prim, a)
+                if backend is None:
+                    backend = a._backend
+                elif a._backend is not backend:
+                    raise _device_error(prim, backend, a._backend)
+                vals.append(a._value)
+                if a._node is not None:
+                    recording = True
             if backend is None:
-                backend = b
-            elif b is not backend:
-                raise DeviceError(
-                    f"{prim.name}: operands are on different devices ({backend.device} and "
-                    f"{b.device}); move one with .to({backend.device!r}) first."
-                )
-            vals.append(a._value)
-            if a._node is not None:
-                recording = True
-        if backend is None:
-            backend = get_backend(params.get("device") or state.default_device)
-        pk = None
-        if CHECK or prim.validate_eager:  # once per signature: abstract_eval is pure
-            try:
-                pk = params_key(params)
-                sig = (prim, pk, backend, *[(v.shape, v.dtype) for v in vals])
-                expected = _VALIDATED.get(sig)
-            except TypeError:  # unhashable parameters: validate every call
-                sig = expected = None
-            if expected is None and "value" in params:  # data (full's fill value): no key
-                sig = None
-            if expected is None:
+                backend = get_backend(params.get("device") or state.default_device)
+        if recording:
+            recording = state.grad_enabled
+        validate = CHECK or prim.validate_eager
+        sig = expected = None
+        if validate or recording:  # once per signature: abstract_eval is pure
+            sig = _signature(prim, params, backend, vals)
+            if sig is not None:
+                expected = sig.expected
+            if validate and expected is None:
                 expected = _check(prim, vals, params, backend)
                 if sig is not None:
-                    _VALIDATED.put(sig, expected)
+                    sig.expected = expected
         try:
             out = prim.impl(backend.xp, *vals, **params)
         except TenferroError:
@@ -402,9 +458,9 @@ class EvalTrace(Trace):
             out_backend = get_backend(prim.out_device(params))
         if CHECK:
             _check_outputs(prim, out, expected, out_backend)
-        if recording and state.grad_enabled:
+        if recording:
             return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend,
-                                              pk)
+                                              sig)
         if prim.multiple_results:
             return tuple([_wrap(o, out_backend) for o in out])
         return _wrap(out, out_backend)
@@ -437,6 +493,13 @@ def _foreign_arg(prim, a):
             f"created it. Values of a trace are only valid while it runs; return them as outputs."
         )
     raise TypeError(f"{prim.name}: expected tensors, got {type(a).__name__}")
+
+
+def _device_error(prim, backend, other):
+    return DeviceError(
+        f"{prim.name}: operands are on different devices ({backend.device} and "
+        f"{other.device}); move one with .to({backend.device!r}) first."
+    )
 
 
 def _avals(vals, backend):
