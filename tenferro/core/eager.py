@@ -52,12 +52,21 @@ class EagerTensor(Tensor):
     @property
     def shape(self) -> tuple:
         """The sizes of the axes (a tuple of ints)."""
-        return tuple(self._value.shape)
+        s = self._value.shape
+        return s if s.__class__ is tuple else tuple(s)
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes."""
+        return self._value.ndim
 
     @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype of the elements (whatever the backend's own dtype object)."""
-        return self._backend.xp.np_dtype(self._value.dtype)
+        d = self._value.dtype
+        if isinstance(d, np.dtype):  # NumPy and CuPy arrays: already one
+            return d
+        return self._backend.xp.np_dtype(d)
 
     @property
     def device(self) -> str:
