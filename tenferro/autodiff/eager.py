@@ -199,20 +199,19 @@ class EagerTape(Tape):
                 tmpl = self._templates.put(key, get_template(
                     prim, params, _avals(vals, in_backend),
                     tuple(p is not None for p in parents)))
-        if prim.multiple_results:
+        if not tmpl.one_output:
+            if not prim.multiple_results:  # one output without a derivative (comparisons)
+                return _wrap(out, backend)
             outs = [_wrap(o, backend) for o in out]
             if True not in tmpl.nonzero_out:
                 return tuple(outs)
             return tuple(self.record(tmpl, parents, args, outs, backend))
         # One output (almost every op): the node ``record`` would make, without its loops.
-        if not tmpl.nonzero_out[0]:
-            return _wrap(out, backend)
         node = _new_node(EagerNode)
         node.seq = next(_SEQ)
         node.tmpl = tmpl
         node.parents = parents
         node.backend = backend
-        node.n_out = 1
         res = _new_tensor(EagerTensor)
         res._value = out
         res._backend = backend
@@ -221,15 +220,18 @@ class EagerTape(Tape):
         res._grad = None
         res._version = 0
         saved_in = tmpl.saved_in
-        if not saved_in:
-            saved = []
-        elif n == 1:
-            saved = [(a, a._version)]
+        if saved_in:
+            if n == 1:
+                saved = [(a, a._version)]
+            else:
+                saved = [(args[i], args[i]._version) for i in saved_in]
+            if tmpl.saved_out:
+                saved.append(SavedOutput(res))
+            node.saved = saved
+        elif tmpl.saved_out:
+            node.saved = [SavedOutput(res)]
         else:
-            saved = [(args[i], args[i]._version) for i in saved_in]
-        if tmpl.saved_out:
-            saved.append(SavedOutput(res))
-        node.saved = saved
+            node.saved = ()  # nothing to keep (linear ops); ``None`` would mean released
         return res
 
     def record_checkpoint(self, fn, args, policy):
@@ -309,17 +311,12 @@ def _as_grad(ct, t, ctx):
 
 
 class EagerNode(PrimitiveNode):
-    """A primitive recorded on the eager tape (``PrimitiveNode`` with its tape as a class
-    attribute: one attribute less to set on the hot path)."""
+    """A one-output primitive recorded on the eager tape: ``PrimitiveNode`` with its tape and
+    output count as class attributes (fewer attributes to set on the hot path). Built by
+    ``EagerTape.record_primitive`` without calling ``__init__``."""
 
     __slots__ = ()
-
-    def __init__(self, tmpl, parents, backend):
-        self.seq = next(_SEQ)
-        self.tmpl = tmpl
-        self.parents = parents
-        self.backend = backend
-        self.n_out = tmpl.n_out
+    n_out = 1
 
 
 _new_node = EagerNode.__new__  # nodes and outputs are built inline on the hot path

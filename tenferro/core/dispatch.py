@@ -60,13 +60,24 @@ class _State(threading.local):
     def __init__(self):
         self.stack: list[Trace] = []  # transformation traces, index = level - 1
         self.base: Trace | None = None  # EvalTrace or StagingTrace
-        self.grad_enabled = True
+        self._grad_enabled = True
         self.default_device = None
         self._hook = None
-        # ``plain``: the base is the eager trace, no transformation runs and no hook is set,
-        # so ``bind`` may call ``EvalTrace.eval`` directly (one thread-local read per op
-        # instead of three). Kept up to date by ``new_trace``, ``new_base`` and ``hook``.
-        self.plain = True
+        # ``fast``: ``None`` unless the base is the eager trace, no transformation runs and
+        # no hook is set; then whether grad mode is on. ``bind`` hands such an op straight to
+        # ``EvalTrace.eval`` after one thread-local read (instead of four). Kept up to date by
+        # ``new_trace``, ``new_base`` and the ``hook``/``grad_enabled`` setters.
+        self.fast = True
+
+    @property
+    def grad_enabled(self) -> bool:
+        """Whether eager operations on tensors that require grad are recorded."""
+        return self._grad_enabled
+
+    @grad_enabled.setter
+    def grad_enabled(self, enabled: bool):
+        self._grad_enabled = enabled
+        self.refresh()
 
     @property
     def hook(self):
@@ -79,9 +90,10 @@ class _State(threading.local):
         self.refresh()
 
     def refresh(self) -> None:
-        """Recompute ``plain`` after the base, the stack or the hook changed."""
+        """Recompute ``fast`` after the base, the stack, the hook or grad mode changed."""
         base = self.base
-        self.plain = (base is None or base.eager) and not self.stack and self._hook is None
+        plain = (base is None or base.eager) and not self.stack and self._hook is None
+        self.fast = self._grad_enabled if plain else None
 
 
 state = _State()
@@ -145,9 +157,10 @@ def bind_list(prim, *args, **params) -> list:
 
 def bind(prim, *args, **params):
     """``bind_list`` for user-facing code: the single output, or a tuple of outputs."""
+    grad = state.fast
+    if grad is not None and prim.process is None:  # plain eager: the hot path
+        return _EVAL_TRACE[0].eval(prim, args, params, grad)
     st = state
-    if st.plain and prim.process is None:  # plain eager: the hot path, nothing to lift
-        return _EVAL_TRACE[0].eval(prim, args, params)
     top = st.base
     if top is None:
         top = base_trace()
@@ -162,7 +175,7 @@ def new_trace(make):
     st = state
     tr = make(len(st.stack) + 1)
     st.stack.append(tr)
-    st.plain = False
+    st.fast = None
     try:
         yield tr
     finally:

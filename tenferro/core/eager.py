@@ -359,36 +359,49 @@ class Signature:
 
 
 _SIGNATURES = BoundedCache("eager validated signatures", 16384)
+# The last params seen per (primitive, backend, input shapes and dtypes), with their entry:
+# comparing two small dicts is cheaper than building and hashing the params key, and an op
+# usually repeats with the same params (a loop body).
+_LAST = BoundedCache("eager last signatures", 4096)
 
 
 def _signature(prim, params, backend, vals):
     """The cached ``Signature`` of this application, or ``None`` when it cannot be cached
     (unhashable parameters, or parameters that are data such as ``full``'s fill value)."""
+    n = len(vals)
+    if n == 1:
+        v = vals[0]
+        akey = (prim, backend, v.shape, v.dtype)
+    elif n == 2:
+        v, w = vals
+        akey = (prim, backend, v.shape, v.dtype, w.shape, w.dtype)
+    else:
+        akey = [prim, backend]
+        for v in vals:
+            akey.append(v.shape)
+            akey.append(v.dtype)
+        akey = tuple(akey)
+    last = _LAST.get(akey)
+    if last is not None:
+        try:
+            if last[0] == params:  # what equal hashable keys would say
+                return last[1]
+        except ValueError:  # an array among the new params: the hashing path decides
+            pass
     if params:
         if "value" in params:
             return None
         pk = tuple(params.items()) if len(params) == 1 else tuple(sorted(params.items()))
     else:
         pk = ()
-    n = len(vals)
-    if n == 1:
-        v = vals[0]
-        key = (prim, pk, backend, v.shape, v.dtype)
-    elif n == 2:
-        v, w = vals
-        key = (prim, pk, backend, v.shape, v.dtype, w.shape, w.dtype)
-    else:
-        key = [prim, pk, backend]
-        for v in vals:
-            key.append(v.shape)
-            key.append(v.dtype)
-        key = tuple(key)
+    key = (pk, akey)
     try:
         entry = _SIGNATURES.get(key)
     except TypeError:  # unhashable parameters: nothing is cached for them
         return None
     if entry is None:
         entry = _SIGNATURES.put(key, Signature())
+    _LAST.put(akey, (params, entry))
     return entry
 
 
@@ -406,8 +419,9 @@ class EvalTrace(Trace):
     def process_primitive(self, prim, args, params):
         return prim.as_list(self.eval(prim, args, params))
 
-    def eval(self, prim, args, params):
-        """Run ``prim`` now; the output (a tuple for several), recorded if it needs to be."""
+    def eval(self, prim, args, params, grad=None):
+        """Run ``prim`` now; the output (a tuple for several), recorded if it needs to be.
+        ``grad``: whether grad mode is on, when the caller knows (``None``: look it up)."""
         n = len(args)
         if n == 1:  # unary, shape, reduction and indexing ops: no loop
             a = args[0]
@@ -444,7 +458,7 @@ class EvalTrace(Trace):
             if backend is None:
                 backend = get_backend(params.get("device") or state.default_device)
         if recording:
-            recording = state.grad_enabled
+            recording = state.grad_enabled if grad is None else grad
         validate = CHECK or prim.validate_eager
         sig = expected = None
         if validate or recording:  # once per signature: abstract_eval is pure
