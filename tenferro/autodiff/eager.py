@@ -202,10 +202,7 @@ class EagerTape(Tape):
         if not tmpl.one_output:
             if not prim.multiple_results:  # one output without a derivative (comparisons)
                 return _wrap(out, backend)
-            outs = [_wrap(o, backend) for o in out]
-            if True not in tmpl.nonzero_out:
-                return tuple(outs)
-            return tuple(self.record(tmpl, parents, args, outs, backend))
+            return self._record_multiple(tmpl, parents, args, out, backend)
         # One output (almost every op): the node ``record`` would make, without its loops.
         node = _new_node(EagerNode)
         node.seq = next(_SEQ)
@@ -233,6 +230,37 @@ class EagerTape(Tape):
         else:
             node.saved = ()  # nothing to keep (linear ops); ``None`` would mean released
         return res
+
+    def _record_multiple(self, tmpl, parents, args, out, backend) -> tuple:
+        """``record`` for a primitive with several outputs (decompositions), inline."""
+        nonzero = tmpl.nonzero_out
+        if True not in nonzero:
+            return tuple([_wrap(o, backend) for o in out])
+        node = _new_multi_node(EagerMultiNode)
+        node.seq = next(_SEQ)
+        node.tmpl = tmpl
+        node.parents = parents
+        node.backend = backend
+        node.n_out = tmpl.n_out
+        outs = []
+        for i, o in enumerate(out):
+            t = _new_tensor(EagerTensor)
+            t._value = o
+            t._backend = backend
+            if nonzero[i]:
+                t._node = node
+                t._index = i
+            else:  # no derivative: an ordinary tensor
+                t._node = None
+                t._index = 0
+            t._grad = None
+            t._version = 0
+            outs.append(t)
+        saved = [(args[i], args[i]._version) for i in tmpl.saved_in]
+        for i in tmpl.saved_out:
+            saved.append(SavedOutput(outs[i]))
+        node.saved = saved
+        return tuple(outs)
 
     def record_checkpoint(self, fn, args, policy):
         return record_checkpoint(self, fn, args, policy)
@@ -319,11 +347,19 @@ class EagerNode(PrimitiveNode):
     n_out = 1
 
 
+class EagerMultiNode(PrimitiveNode):
+    """A primitive with several outputs recorded on the eager tape (its tape as a class
+    attribute); built by ``EagerTape._record_multiple`` without calling ``__init__``."""
+
+    __slots__ = ()
+
+
 _new_node = EagerNode.__new__  # nodes and outputs are built inline on the hot path
+_new_multi_node = EagerMultiNode.__new__
 _new_tensor = EagerTensor.__new__
 
 EAGER_TAPE = EagerTape()
-EagerNode.tape = EAGER_TAPE
+EagerNode.tape = EagerMultiNode.tape = EAGER_TAPE
 EVAL_TRACE.tape = EAGER_TAPE  # EvalTrace hands the ops it records to this tape
 
 
