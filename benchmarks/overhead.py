@@ -21,8 +21,13 @@ import _common  # noqa: F401  (first: pins BLAS threads and the core before NumP
 # isort: split
 
 import argparse
+import os
 import statistics
+import sys
 import time
+
+# measure the checkout this script lives in (an editable install may point elsewhere)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 from _common import median_time, pin_torch, table

@@ -193,7 +193,7 @@ class EagerTape(Tape):
             tmpl = get_template(prim, params, _avals(vals, in_backend),
                                 tuple(p is not None for p in parents))
         else:
-            key = (sig, mask)
+            key = sig if n == 1 else (sig, mask)  # one operand: its mask is always 1
             tmpl = self._templates.get(key)
             if tmpl is None:
                 tmpl = self._templates.put(key, get_template(

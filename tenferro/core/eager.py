@@ -462,7 +462,16 @@ class EvalTrace(Trace):
         validate = CHECK or prim.validate_eager
         sig = expected = None
         if validate or recording:  # once per signature: abstract_eval is pure
-            sig = _signature(prim, params, backend, vals)
+            if n == 1:  # _signature's memo hit, inline (the commonest case)
+                v = vals[0]
+                last = _LAST.get((prim, backend, v.shape, v.dtype))
+                try:
+                    if last is not None and last[0] == params:
+                        sig = last[1]
+                except ValueError:
+                    pass
+            if sig is None:
+                sig = _signature(prim, params, backend, vals)
             if sig is not None:
                 expected = sig.expected
             if validate and expected is None:

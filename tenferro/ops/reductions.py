@@ -8,7 +8,9 @@ import numpy as np
 
 from chainrules import primitives as P
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
+from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
 from ..errors import DTypeError
 from ._base import (
@@ -46,8 +48,40 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
     return _keep(out, axes, shape, keepdims)
 
 
+_MEAN_PLANS = BoundedCache("eager mean plans", 4096)
+
+
+def _mean_plan(x, axis):
+    """``(axes, divisor)`` of an eager float/complex mean over ``axis`` (None or an int),
+    cached per (axis, shape, dtype, device): the divisor is a constant holding the count, of
+    the sum's shape and ``x``'s dtype (what ``divide(total, n)`` would build). ``None`` for
+    other dtypes (they promote first)."""
+    v = x._value
+    key = (axis, v.shape, v.dtype, x._backend)
+    plan = _MEAN_PLANS.get(key)
+    if plan is None:
+        dt = x.dtype
+        if dt.kind not in "fc":
+            return None
+        shape = v.shape
+        axes = reduction_axes("mean", axis, len(shape))  # raises the named error
+        n = 1
+        for a in axes:
+            n *= shape[a]
+        kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+        b = x._backend
+        plan = _MEAN_PLANS.put(key, (axes, _wrap(b.xp.constant(kept, n, dt), b)))
+    return plan
+
+
 def mean(x, axis=None, keepdims=False) -> Tensor:
     """Arithmetic mean over ``axis`` (all axes by default); integers promote to float64."""
+    if (type(x) is EagerTensor and not keepdims
+            and (axis is None or axis.__class__ is int)):  # x.mean(), x.mean(0): two binds
+        plan = _mean_plan(x, axis)
+        if plan is not None:
+            axes, divisor = plan
+            return bind(P.div_p, bind(P.reduce_sum_p, x, axes=axes) if axes else x, divisor)
     x = to_inexact(tensor_of(x))
     shape = x.shape
     axes = reduction_axes("mean", axis, len(shape))
