@@ -135,6 +135,8 @@ class EagerTape(Tape):
         return [by_id.get(id(r), r) for r in res]
 
     def load(self, saved, node, ctx):
+        if not saved:
+            return saved
         raw = ctx.raw
         return [_load_input(s, node, raw) if type(s) is tuple else s.load(node, raw)
                 for s in saved]

@@ -224,9 +224,10 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
         _accumulate(pending, heap, node, i, ct, add)
     got = {}
     visited = []
+    heappop, heappush = heapq.heappop, heapq.heappush
     try:
         while heap:
-            node = heapq.heappop(heap)[1]
+            node = heappop(heap)[1]
             cts = pending.pop(id(node))
             if hooks and node in hooks:
                 cts = _run_hooks(hooks[node], cts, node, ctx)
@@ -252,8 +253,16 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
                     raise
                 raise _derivative_error(node, e) from e
             for p, c in zip(node.parents, in_cts):
-                if p is not None and c is not None:
-                    _accumulate(pending, heap, p[0], p[1], c, add)
+                if p is not None and c is not None:  # _accumulate, inline (per edge)
+                    pn, i = p
+                    slot = pending.get(id(pn))
+                    if slot is None:
+                        slot = pending[id(pn)] = [None] * pn.n_out
+                        heappush(heap, (-pn.seq, pn))
+                        slot[i] = c
+                    else:
+                        prev = slot[i]
+                        slot[i] = c if prev is None else add(prev, c)
     finally:
         if not retain_graph:
             for node in visited:

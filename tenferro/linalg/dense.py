@@ -132,7 +132,7 @@ class SlogdetResult(NamedTuple):
 
 
 # ----------------------------------------------------------------------- helpers
-_SUPPORTED = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
+_SUPPORTED = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 
 
 def _matrix(op: str, a, *, square: bool = False) -> Tensor:
@@ -167,9 +167,13 @@ def default_eps(dtype) -> float:
     return default_tie_eps(dtype)
 
 
+_DEFAULT_EPS = {d: default_tie_eps(d) for d in _SUPPORTED}  # per call: a dict lookup
+
+
 def _eps(eps, dtype) -> float:
     if eps is None:
-        return default_eps(dtype)
+        e = _DEFAULT_EPS.get(dtype)
+        return default_eps(dtype) if e is None else e
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
         raise DTypeError(f"eps must be a number (a relative tie tolerance), got "
                          f"{type(eps).__name__} {eps!r:.40}.")
