@@ -222,6 +222,13 @@ class EagerTape(Tape):
         if saved_in:
             if n == 1:
                 saved = [(a, a._version)]
+            elif n == 2:  # (0, 1), (0,) or (1,): no list comprehension
+                if len(saved_in) == 2:
+                    saved = [(a, a._version), (b, b._version)]
+                elif saved_in[0] == 0:
+                    saved = [(a, a._version)]
+                else:
+                    saved = [(b, b._version)]
             else:
                 saved = [(args[i], args[i]._version) for i in saved_in]
             if tmpl.saved_out:
