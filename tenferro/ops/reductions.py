@@ -33,8 +33,22 @@ def _keep(x_out, axes, in_shape, keepdims):
     return reshape(x_out, shape)
 
 
+_SUM_AXES = BoundedCache("eager sum axes", 4096)
+
+
 def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
     """Sum over ``axis`` (default all). Bools and small integers sum as int64."""
+    if (type(x) is EagerTensor and dtype is None and not keepdims
+            and (axis is None or axis.__class__ is int)):  # x.sum(), x.sum(0): one bind
+        v = x._value
+        key = (axis, v.shape, v.dtype)
+        axes = _SUM_AXES.get(key)
+        if axes is None:
+            dt = x.dtype
+            if dt.kind in "fc" or (dt.kind in "iu" and dt.itemsize == 8):  # no promotion
+                axes = _SUM_AXES.put(key, reduction_axes("sum", axis, v.ndim))
+        if axes is not None:
+            return bind(P.reduce_sum_p, x, axes=axes) if axes else x
     x = tensor_of(x)
     if dtype is not None:
         x = astype(x, dtype)
