@@ -41,7 +41,8 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
     if (type(x) is EagerTensor and dtype is None and not keepdims
             and (axis is None or axis.__class__ is int)):  # x.sum(), x.sum(0): one bind
         v = x._value
-        key = (axis, v.shape, v.dtype)
+        key = (axis, v.shape, x._backend, v.dtype)  # the device first: dtypes of two
+        # backends must not be compared (array_api_strict warns)
         axes = _SUM_AXES.get(key)
         if axes is None:
             dt = x.dtype
@@ -71,7 +72,7 @@ def _mean_plan(x, axis):
     the sum's shape and ``x``'s dtype (what ``divide(total, n)`` would build). ``None`` for
     other dtypes (they promote first)."""
     v = x._value
-    key = (axis, v.shape, v.dtype, x._backend)
+    key = (axis, v.shape, x._backend, v.dtype)  # device before dtype (see sum)
     plan = _MEAN_PLANS.get(key)
     if plan is None:
         dt = x.dtype
