@@ -12,6 +12,10 @@ iterations, the algorithm of benchmarks/ctmrg.py).
 
 Targets ([eager-speed]): every row at most 2.0x PyTorch; the two whole programs at most 1.0x.
 Run: python benchmarks/overhead.py [--quick]
+
+On a shared machine one run is noisy: ``--runs N`` repeats the whole script N times in fresh
+processes and prints the median ratio per row; ``--baseline DIR`` alternates those runs with
+another checkout of tenferro (e.g. a worktree of main), so both see the same load.
 """
 
 from __future__ import annotations
@@ -21,14 +25,24 @@ import _common  # noqa: F401  (first: pins BLAS threads and the core before NumP
 # isort: split
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+
+# measure the checkout this script lives in (an editable install may point elsewhere), or
+# the one --baseline names (TENFERRO_BENCH_ROOT, set by the --runs driver)
+sys.path.insert(0, os.environ.get("TENFERRO_BENCH_ROOT")
+                or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 from _common import median_time, pin_torch, table
 
 import tenferro as tf
 
+HERE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RNG = np.random.default_rng(0)
 A22, B22 = RNG.uniform(0.1, 0.9, (2, 2)), RNG.uniform(0.1, 0.9, (2, 2))
 A44 = RNG.standard_normal((4, 4))
@@ -64,12 +78,40 @@ def per_call(fn, number, repeat=7):
     return median_time(fn, repeat=repeat, number=number)
 
 
-def time_op(lib, op, arrays, grad, number):
+def race(fns: dict, number: int, repeat: int, timed: bool = False) -> tuple[dict, float | None]:
+    """Seconds per call of each function of ``fns`` ({"tenferro": f, "torch": g}), the
+    functions' samples (``number`` calls each) interleaved so that background load hits them
+    alike: (median per function, median of the per-sample ratios tenferro / torch).
+    ``timed``: each function times itself and returns its seconds (one call per sample)."""
+    for f in fns.values():
+        f()
+    samples = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            if timed:
+                samples[k].append(f())
+                continue
+            t0 = time.perf_counter()
+            for _ in range(number):
+                f()
+            samples[k].append((time.perf_counter() - t0) / number)
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    ratio = (statistics.median(a / b for a, b in zip(samples["tenferro"], samples["torch"]))
+             if "torch" in samples else None)
+    return med, ratio
+
+
+def make_op(lib, op, arrays, grad):
+    """The row's operation as a function of nothing, on fresh tensors of ``lib``."""
     if lib is tf:
         x, y = (tf.tensor(a, requires_grad=grad) for a in arrays)
     else:
         x, y = (lib.tensor(a, dtype=lib.float64, requires_grad=grad) for a in arrays)
-    return per_call(lambda: op(lib, x, y), number)
+    return lambda: op(lib, x, y)
+
+
+def time_op(lib, op, arrays, grad, number):
+    return per_call(make_op(lib, op, arrays, grad), number)
 
 
 def time_numpy(label, arrays, number):
@@ -87,7 +129,8 @@ def time_numpy(label, arrays, number):
 
 
 def backward_per_node(lib, n=1000):
-    """Seconds per node of backward() through a chain of n mixed elementwise ops."""
+    """A function timing backward() through a chain of n mixed elementwise ops: it returns
+    the seconds per node."""
 
     def run():
         x = (tf.tensor(A22, requires_grad=True) if lib is tf
@@ -99,14 +142,13 @@ def backward_per_node(lib, n=1000):
         y = y.sum()
         t0 = time.perf_counter()
         y.backward()
-        return time.perf_counter() - t0
+        return (time.perf_counter() - t0) / n
 
-    run()
-    return statistics.median(run() for _ in range(7)) / n
+    return run
 
 
 # ------------------------------------------------------------------ whole programs
-def mlp_step(lib, number):
+def mlp_step(lib):
     """One SGD step of a 2-layer MLP, written once for both libraries."""
     t = tf.tensor if lib is tf else (lambda a, **k: lib.tensor(a, dtype=lib.float64, **k))
     rng = np.random.default_rng(1)
@@ -126,10 +168,10 @@ def mlp_step(lib, number):
                 p -= 0.01 * p.grad
                 p.grad = None
 
-    return per_call(step, number)
+    return step
 
 
-def ctmrg_grad(lib, number):
+def ctmrg_grad(lib):
     """Energy gradient of a D=2 C4v iPEPS, chi=8 CTMRG with 30 iterations (no tolerance)."""
     import ctmrg  # the peer program of benchmarks/ctmrg.py
 
@@ -155,56 +197,111 @@ def ctmrg_grad(lib, number):
             energy(a, chi, iters).backward()
             return a.grad
 
-    return per_call(f, number, repeat=5)
+    return f
+
+
+def repeated(runs: int, quick: bool, baseline: str | None) -> None:
+    """Run this script ``runs`` times in fresh processes (alternating with ``baseline``'s
+    tenferro when given) and print the median of the per-run ratios of every row."""
+    roots = {"this": HERE_ROOT}
+    if baseline:
+        roots["baseline"] = os.path.abspath(baseline)
+    got = {k: {} for k in roots}
+    for r in range(runs):
+        for name, root in roots.items():
+            cmd = [sys.executable, os.path.abspath(__file__), "--json"] + (
+                ["--quick"] if quick else [])
+            env = dict(os.environ, TENFERRO_BENCH_ROOT=root)
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if out.returncode:
+                print(f"run {r} of {name} failed:\n{out.stderr[-2000:]}")
+                continue
+            res = json.loads(out.stdout.strip().splitlines()[-1])
+            for label, row in res["rows"].items():
+                got[name].setdefault(label, []).append(row)
+            print(f"run {r + 1}/{runs} {name}: {res['tenferro']}", flush=True)
+    rows = []
+    for label, this in got["this"].items():
+        row = [label]
+        if baseline:
+            base = got["baseline"].get(label, [])
+            row.append(f"{statistics.median(b[2] for b in base):.2f}" if base else "-")
+        row += [f"{statistics.median(t[0] for t in this) * 1e6:.2f}",
+                f"{statistics.median(t[1] for t in this) * 1e6:.2f}",
+                f"{statistics.median(t[2] for t in this):.2f}",
+                " ".join(f"{t[2]:.2f}" for t in this)]
+        rows.append(row)
+    headers = ["row"] + (["baseline ratio"] if baseline else []) + [
+        "tenferro us", "torch us", "ratio", "per-run ratios"]
+    print(f"\nmedians of {runs} runs (whole programs in us too)")
+    print(table(rows, headers))
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="fewer calls per sample")
+    p.add_argument("--runs", type=int, default=0,
+                   help="repeat the script this many times (fresh processes): median ratios")
+    p.add_argument("--baseline", help="another tenferro checkout, alternated with this one")
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.runs:
+        return repeated(args.runs, args.quick, args.baseline)
     number = 200 if args.quick else 2000
     torch = pin_torch()
     if torch is not None:
         torch.set_default_dtype(torch.float64)
-    rows, ratios = [], {}
+    rows, ratios, raw = [], {}, {}
 
     def fmt(s):
         return f"{s * 1e6:.2f}"
 
+    repeat = 9 if args.quick else 15
     for family, label, op, arrays in OPS:
         n = number // 10 if family == "decompositions" else number
-        t_tf = time_op(tf, op, arrays, True, n)
+        fns = {"tenferro": make_op(tf, op, arrays, True)}
+        if torch is not None:
+            fns["torch"] = make_op(torch, op, arrays, True)
+        med, ratio = race(fns, n, repeat)
+        t_tf = med["tenferro"]
         t_tf0 = time_op(tf, op, arrays, False, n)
         t_np = time_numpy(label, arrays, n)
         row = [family, label, fmt(t_tf), fmt(t_tf0), fmt(t_np)]
         if torch is not None:
-            t_pt = time_op(torch, op, arrays, True, n)
-            row += [fmt(t_pt), f"{t_tf / t_pt:.2f}"]
-            ratios[label] = t_tf / t_pt
+            row += [fmt(med["torch"]), f"{ratio:.2f}"]
+            ratios[label] = ratio
+            raw[label] = (t_tf, med["torch"], ratio)
         rows.append(row)
-    b_tf = backward_per_node(tf)
-    row = ["backward", "per node", fmt(b_tf), "-", "-"]
+    fns = {"tenferro": backward_per_node(tf)}
     if torch is not None:
-        b_pt = backward_per_node(torch)
-        row += [fmt(b_pt), f"{b_tf / b_pt:.2f}"]
-        ratios["backward"] = b_tf / b_pt
+        fns["torch"] = backward_per_node(torch)
+    med, ratio = race(fns, 1, repeat, timed=True)
+    row = ["backward", "per node", fmt(med["tenferro"]), "-", "-"]
+    if torch is not None:
+        row += [fmt(med["torch"]), f"{ratio:.2f}"]
+        ratios["backward"] = ratio
+        raw["backward per node"] = (med["tenferro"], med["torch"], ratio)
     rows.append(row)
     headers = ["family", "op", "tenferro us", "no grad us", "numpy us"]
     if torch is not None:
         headers += [f"torch {torch.__version__} us", "ratio"]
-    print("Small float64 tensors that require grad: median us per op (one core, one thread)")
+    print("Small float64 tensors that require grad: median us per op (one core, one thread; "
+          "ratio: median of interleaved samples' ratios)")
     print(table(rows, headers))
     print()
     rows = []
-    for name, fn, k in (("MLP SGD step", mlp_step, max(20, number // 20)),
-                        ("CTMRG D=2 chi=8 gradient", ctmrg_grad, 2)):
-        t_tf = fn(tf, k)
-        row = [name, f"{t_tf * 1e3:.2f}"]
+    for name, make, k, rep in (("MLP SGD step", mlp_step, max(10, number // 20), repeat),
+                               ("CTMRG D=2 chi=8 gradient", ctmrg_grad, 1, 5)):
+        fns = {"tenferro": make(tf)}
         if torch is not None:
-            t_pt = fn(torch, k)
-            row += [f"{t_pt * 1e3:.2f}", f"{t_tf / t_pt:.2f}"]
-            ratios[name] = t_tf / t_pt
+            fns["torch"] = make(torch)
+        med, ratio = race(fns, k, rep)
+        row = [name, f"{med['tenferro'] * 1e3:.2f}"]
+        if torch is not None:
+            row += [f"{med['torch'] * 1e3:.2f}", f"{ratio:.2f}"]
+            ratios[name] = ratio
+            raw[name] = (med["tenferro"], med["torch"], ratio)
         rows.append(row)
     headers = ["program", "tenferro ms"] + (["torch ms", "ratio"] if torch is not None else [])
     print(table(rows, headers))
@@ -212,6 +309,8 @@ def main(argv=None):
         worst = max(ratios, key=ratios.get)
         print(f"\nworst ratio: {worst} {ratios[worst]:.2f}x (targets: ops <= 2.0x, programs "
               f"<= 1.0x)")
+    if args.json:
+        print(json.dumps({"tenferro": os.path.dirname(tf.__file__), "rows": raw}))
 
 
 if __name__ == "__main__":

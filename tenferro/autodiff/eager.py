@@ -21,7 +21,6 @@ from ..caches import BoundedCache
 from ..core.dispatch import state
 from ..core.eager import EVAL_TRACE, EagerTensor, _avals, _wrap, as_eager, no_grad
 from ..errors import GradientError, fmt_aval
-from ..ir.program import params_key
 from .checkpoint import record_checkpoint
 from .custom import record_custom_jvp, record_custom_vjp
 from .tape import _SEQ, BindContext, ImplContext, LeafNode, PrimitiveNode, Tape, backward_pass
@@ -136,6 +135,8 @@ class EagerTape(Tape):
         return [by_id.get(id(r), r) for r in res]
 
     def load(self, saved, node, ctx):
+        if not saved:
+            return saved
         raw = ctx.raw
         return [_load_input(s, node, raw) if type(s) is tuple else s.load(node, raw)
                 for s in saved]
@@ -157,61 +158,118 @@ class EagerTape(Tape):
 
     # --------------------------------------------------------------- recording
     def record_primitive(self, prim, params, args, vals, out, backend, in_backend,
-                         pk=None) -> list:
-        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``);
-        ``pk``: the params key if the caller computed it."""
-        if pk is None:
-            pk = params_key(params)
+                         sig=None) -> list:
+        """Wrap ``out`` (on ``backend``) and record the op (inputs on ``in_backend``).
+        ``sig``: the eager trace's cached ``Signature`` of this application (``None`` when it
+        cannot be cached); templates are cached per (signature, inputs with history)."""
         n = len(args)
         if n == 1:  # unary ops, shape ops, reductions: without building lists
-            a, = args
-            va, = vals
+            a = args[0]
             na = a._node
-            key = (prim, pk, in_backend, va.shape, va.dtype, na is not None)
-            parents = (None if na is None else (na, a._index),)
+            mask = 1
+            parents = ((na, a._index),)
         elif n == 2:  # binary ops
             a, b = args
-            va, vb = vals
             na, nb = a._node, b._node
-            key = (prim, pk, in_backend, va.shape, va.dtype, na is not None, vb.shape,
-                   vb.dtype, nb is not None)
-            parents = (None if na is None else (na, a._index),
-                       None if nb is None else (nb, b._index))
+            if na is None:
+                mask = 2
+                parents = (None, (nb, b._index))
+            elif nb is None:
+                mask = 1
+                parents = ((na, a._index), None)
+            else:
+                mask = 3
+                parents = ((na, a._index), (nb, b._index))
         else:
-            key = [prim, pk, in_backend]
+            mask = 0
             parents = []
-            for a, v in zip(args, vals):
+            for i, a in enumerate(args):
                 node = a._node
-                key.append(v.shape)
-                key.append(v.dtype)
                 if node is None:
                     parents.append(None)
-                    key.append(False)
                 else:
                     parents.append((node, a._index))
-                    key.append(True)
-            key = tuple(key)
+                    mask |= 1 << i
             parents = tuple(parents)
-        tmpl = self._templates.get(key)
-        if tmpl is None:
-            nz = tuple(p is not None for p in parents)
-            tmpl = self._templates.put(key, get_template(prim, params, _avals(vals, in_backend),
-                                                         nz))
-        if prim.multiple_results:
-            outs = [_wrap(o, backend) for o in out]
-            if True not in tmpl.nonzero_out:
-                return tuple(outs)
-            return tuple(self.record(tmpl, parents, args, outs, backend))
+        if sig is None:  # an uncacheable signature: the shared template cache decides
+            tmpl = get_template(prim, params, _avals(vals, in_backend),
+                                tuple(p is not None for p in parents))
+        else:
+            key = sig if n == 1 else (sig, mask)  # one operand: its mask is always 1
+            tmpl = self._templates.get(key)
+            if tmpl is None:
+                tmpl = self._templates.put(key, get_template(
+                    prim, params, _avals(vals, in_backend),
+                    tuple(p is not None for p in parents)))
+        if not tmpl.one_output:
+            if not prim.multiple_results:  # one output without a derivative (comparisons)
+                return _wrap(out, backend)
+            return self._record_multiple(tmpl, parents, args, out, backend)
         # One output (almost every op): the node ``record`` would make, without its loops.
-        if not tmpl.nonzero_out[0]:
-            return _wrap(out, backend)
-        node = EagerNode(tmpl, parents, backend)
-        res = _wrap(out, backend, node, 0)
-        saved = [(args[i], args[i]._version) for i in tmpl.saved_in]
-        if tmpl.saved_out:
-            saved.append(SavedOutput(res))
-        node.saved = saved
+        node = _new_node(EagerNode)
+        node.seq = next(_SEQ)
+        node.tmpl = tmpl
+        node.parents = parents
+        node.backend = backend
+        res = _new_tensor(EagerTensor)
+        res._value = out
+        res._backend = backend
+        res._node = node
+        res._index = 0
+        res._grad = None
+        res._version = 0
+        saved_in = tmpl.saved_in
+        if saved_in:
+            if n == 1:
+                saved = [(a, a._version)]
+            elif n == 2:  # (0, 1), (0,) or (1,): no list comprehension
+                if len(saved_in) == 2:
+                    saved = [(a, a._version), (b, b._version)]
+                elif saved_in[0] == 0:
+                    saved = [(a, a._version)]
+                else:
+                    saved = [(b, b._version)]
+            else:
+                saved = [(args[i], args[i]._version) for i in saved_in]
+            if tmpl.saved_out:
+                saved.append(SavedOutput(res))
+            node.saved = saved
+        elif tmpl.saved_out:
+            node.saved = [SavedOutput(res)]
+        else:
+            node.saved = ()  # nothing to keep (linear ops); ``None`` would mean released
         return res
+
+    def _record_multiple(self, tmpl, parents, args, out, backend) -> tuple:
+        """``record`` for a primitive with several outputs (decompositions), inline."""
+        nonzero = tmpl.nonzero_out
+        if True not in nonzero:
+            return tuple([_wrap(o, backend) for o in out])
+        node = _new_multi_node(EagerMultiNode)
+        node.seq = next(_SEQ)
+        node.tmpl = tmpl
+        node.parents = parents
+        node.backend = backend
+        node.n_out = tmpl.n_out
+        outs = []
+        for i, o in enumerate(out):
+            t = _new_tensor(EagerTensor)
+            t._value = o
+            t._backend = backend
+            if nonzero[i]:
+                t._node = node
+                t._index = i
+            else:  # no derivative: an ordinary tensor
+                t._node = None
+                t._index = 0
+            t._grad = None
+            t._version = 0
+            outs.append(t)
+        saved = [(args[i], args[i]._version) for i in tmpl.saved_in]
+        for i in tmpl.saved_out:
+            saved.append(SavedOutput(outs[i]))
+        node.saved = saved
+        return tuple(outs)
 
     def record_checkpoint(self, fn, args, policy):
         return record_checkpoint(self, fn, args, policy)
@@ -290,21 +348,27 @@ def _as_grad(ct, t, ctx):
 
 
 class EagerNode(PrimitiveNode):
-    """A primitive recorded on the eager tape (``PrimitiveNode`` with its tape as a class
-    attribute: one attribute less to set on the hot path)."""
+    """A one-output primitive recorded on the eager tape: ``PrimitiveNode`` with its tape and
+    output count as class attributes (fewer attributes to set on the hot path). Built by
+    ``EagerTape.record_primitive`` without calling ``__init__``."""
+
+    __slots__ = ()
+    n_out = 1
+
+
+class EagerMultiNode(PrimitiveNode):
+    """A primitive with several outputs recorded on the eager tape (its tape as a class
+    attribute); built by ``EagerTape._record_multiple`` without calling ``__init__``."""
 
     __slots__ = ()
 
-    def __init__(self, tmpl, parents, backend):
-        self.seq = next(_SEQ)
-        self.tmpl = tmpl
-        self.parents = parents
-        self.backend = backend
-        self.n_out = tmpl.n_out
 
+_new_node = EagerNode.__new__  # nodes and outputs are built inline on the hot path
+_new_multi_node = EagerMultiNode.__new__
+_new_tensor = EagerTensor.__new__
 
 EAGER_TAPE = EagerTape()
-EagerNode.tape = EAGER_TAPE
+EagerNode.tape = EagerMultiNode.tape = EAGER_TAPE
 EVAL_TRACE.tape = EAGER_TAPE  # EvalTrace hands the ops it records to this tape
 
 

@@ -98,13 +98,20 @@ class PrimitiveNode(Node):
         saved = self.saved
         if saved is None:
             raise released_error(self.name)
+        tmpl = self.tmpl
         if self.n_out == 1:
-            mask = self.tmpl.mask1
+            mask = tmpl.mask1
             vals = [cts[0]]
         else:
             mask = tuple(c is not None for c in cts)
             vals = [c for c in cts if c is not None]
-        vals.extend(self.tape.load(saved, self, ctx))
+        if saved:
+            vals.extend(self.tape.load(saved, self, ctx))
+        if ctx is ImplContext:  # ImplContext.run_vjp, inline (the eager backward())
+            f = tmpl._vjp_fn.get(mask)
+            if f is None:
+                f = tmpl.vjp_impl(mask)
+            return f(self.backend.xp, (), *vals)
         return ctx.run_vjp(self, mask, vals)
 
     def release(self):
@@ -224,9 +231,10 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
         _accumulate(pending, heap, node, i, ct, add)
     got = {}
     visited = []
+    heappop, heappush = heapq.heappop, heapq.heappush
     try:
         while heap:
-            node = heapq.heappop(heap)[1]
+            node = heappop(heap)[1]
             cts = pending.pop(id(node))
             if hooks and node in hooks:
                 cts = _run_hooks(hooks[node], cts, node, ctx)
@@ -252,8 +260,16 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
                     raise
                 raise _derivative_error(node, e) from e
             for p, c in zip(node.parents, in_cts):
-                if p is not None and c is not None:
-                    _accumulate(pending, heap, p[0], p[1], c, add)
+                if p is not None and c is not None:  # _accumulate, inline (per edge)
+                    pn, i = p
+                    slot = pending.get(id(pn))
+                    if slot is None:
+                        slot = pending[id(pn)] = [None] * pn.n_out
+                        heappush(heap, (-pn.seq, pn))
+                        slot[i] = c
+                    else:
+                        prev = slot[i]
+                        slot[i] = c if prev is None else add(prev, c)
     finally:
         if not retain_graph:
             for node in visited:

@@ -47,6 +47,11 @@ def column_phases(xp, v):
     return xp.where(ok, vp / safe, xp.ones_like(vp))
 
 
+# _real_signs: for real vectors the phase of the largest-magnitude entry is its sign,
+# ``np.copysign(1.0, vp)`` in one call. It differs from ``where(vp < 0, -1, 1)`` only at
+# vp = -0.0, i.e. on an all-zero vector, where it flips the signs of zeros (no value changes).
+
+
 def _unit_phases(vp):
     """``vp / |vp|`` (1 where ``vp`` is 0): the phase that makes an entry real positive."""
     if vp.dtype.kind != "c":  # a sign
@@ -218,9 +223,11 @@ class ScipyLinalg(_Gauges):
         # one matrix: the same convention as fix_svd_gauge, by direct indexing
         rows = vh[:k]
         vp = rows[_arange(k), np.abs(rows).argmax(axis=1)]  # conj of entry p_j of v_j
-        cplx = vp.dtype.kind == "c"
-        ph = _unit_phases(np.conj(vp) if cplx else vp)
-        c = np.conj(ph) if cplx else ph
+        if vp.dtype.kind == "c":
+            ph = _unit_phases(np.conj(vp))
+            c = np.conj(ph)
+        else:  # a sign per pair (see _real_signs)
+            ph = c = np.copysign(1.0, vp)
         if u.shape[1] == k and vh.shape[0] == k:  # thin: every pair rotates
             return u * c, s, vh * ph[:, None]
         u, vh = u.copy(), vh.copy()
@@ -231,9 +238,22 @@ class ScipyLinalg(_Gauges):
     def fix_eigh_gauge(self, w, v):
         if v.ndim != 2 or v.shape[-1] == 0:
             return fix_eigh_gauge(self.xp, w, v)
-        k = v.shape[1]
-        ph = _unit_phases(v[np.abs(v).argmax(axis=0), _arange(k)])
-        return w, v * (np.conj(ph) if ph.dtype.kind == "c" else ph)
+        vp = v[np.abs(v).argmax(axis=0), _arange(v.shape[1])]
+        if vp.dtype.kind == "c":
+            return w, v * np.conj(_unit_phases(vp))
+        return w, v * np.copysign(1.0, vp)  # a sign per vector (see _real_signs)
+
+    def fix_qr_gauge(self, q, r, positive):
+        if not positive and r.dtype.kind != "c":
+            return q, r  # LAPACK's real diagonal, signs kept: nothing to do
+        return fix_qr_gauge(self.xp, q, r, positive)
+
+    def hermitian_part(self, a):
+        # (a + a^H) / 2 with two NumPy calls (the same arithmetic as hermitian_part)
+        at = a.T if a.ndim == 2 else a.swapaxes(-1, -2)
+        h = a + (at.conj() if a.dtype.kind == "c" else at)
+        h *= 0.5
+        return h
 
     @staticmethod
     def svd(a, full_matrices):

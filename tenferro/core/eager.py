@@ -30,7 +30,6 @@ from ..errors import (
     TenferroError,
     fmt_aval,
 )
-from ..ir.program import params_key
 from . import tensor as _tensor_mod
 from .dispatch import _EVAL_TRACE, Trace, state
 from .tensor import Tensor
@@ -53,12 +52,21 @@ class EagerTensor(Tensor):
     @property
     def shape(self) -> tuple:
         """The sizes of the axes (a tuple of ints)."""
-        return tuple(self._value.shape)
+        s = self._value.shape
+        return s if s.__class__ is tuple else tuple(s)
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes."""
+        return self._value.ndim
 
     @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype of the elements (whatever the backend's own dtype object)."""
-        return self._backend.xp.np_dtype(self._value.dtype)
+        d = self._value.dtype
+        if isinstance(d, np.dtype):  # NumPy and CuPy arrays: already one
+            return d
+        return self._backend.xp.np_dtype(d)
 
     @property
     def device(self) -> str:
@@ -338,7 +346,63 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
 
 
 # ------------------------------------------------------------------- the trace
-_VALIDATED = BoundedCache("eager validated signatures", 16384)
+class Signature:
+    """What eager mode learned about one application signature (primitive, params, backend,
+    input shapes and dtypes): the output avals ``abstract_eval`` promised (``None`` until it
+    has run: primitives with ``validate_eager=False`` are not validated eagerly). One lookup
+    per op serves validation and, through the entry's identity, the tape's template cache."""
+
+    __slots__ = ("expected", "__weakref__")
+
+    def __init__(self):
+        self.expected = None
+
+
+_SIGNATURES = BoundedCache("eager validated signatures", 16384)
+# The last params seen per (primitive, backend, input shapes and dtypes), with their entry:
+# comparing two small dicts is cheaper than building and hashing the params key, and an op
+# usually repeats with the same params (a loop body).
+_LAST = BoundedCache("eager last signatures", 4096)
+
+
+def _signature(prim, params, backend, vals):
+    """The cached ``Signature`` of this application, or ``None`` when it cannot be cached
+    (unhashable parameters, or parameters that are data such as ``full``'s fill value)."""
+    n = len(vals)
+    if n == 1:
+        v = vals[0]
+        akey = (prim, backend, v.shape, v.dtype)
+    elif n == 2:
+        v, w = vals
+        akey = (prim, backend, v.shape, v.dtype, w.shape, w.dtype)
+    else:
+        akey = [prim, backend]
+        for v in vals:
+            akey.append(v.shape)
+            akey.append(v.dtype)
+        akey = tuple(akey)
+    last = _LAST.get(akey)
+    if last is not None:
+        try:
+            if last[0] == params:  # what equal hashable keys would say
+                return last[1]
+        except ValueError:  # an array among the new params: the hashing path decides
+            pass
+    if params:
+        if "value" in params:
+            return None
+        pk = tuple(params.items()) if len(params) == 1 else tuple(sorted(params.items()))
+    else:
+        pk = ()
+    key = (pk, akey)
+    try:
+        entry = _SIGNATURES.get(key)
+    except TypeError:  # unhashable parameters: nothing is cached for them
+        return None
+    if entry is None:
+        entry = _SIGNATURES.put(key, Signature())
+    _LAST.put(akey, (params, entry))
+    return entry
 
 
 class EvalTrace(Trace):
@@ -355,41 +419,65 @@ class EvalTrace(Trace):
     def process_primitive(self, prim, args, params):
         return prim.as_list(self.eval(prim, args, params))
 
-    def eval(self, prim, args, params):
-        """Run ``prim`` now; the output (a tuple for several), recorded if it needs to be."""
-        backend = None
-        vals = []
-        recording = False
-        for a in args:
+    def eval(self, prim, args, params, grad=None):
+        """Run ``prim`` now; the output (a tuple for several), recorded if it needs to be.
+        ``grad``: whether grad mode is on, when the caller knows (``None``: look it up)."""
+        n = len(args)
+        if n == 1:  # unary, shape, reduction and indexing ops: no loop
+            a = args[0]
             if type(a) is not EagerTensor:
                 a = _foreign_arg(prim, a)
-            b = a._backend
+            backend = a._backend
+            vals = (a._value,)
+            recording = a._node is not None
+        elif n == 2:  # binary ops
+            a, b = args
+            if type(a) is not EagerTensor:
+                a = _foreign_arg(prim, a)
+            if type(b) is not EagerTensor:
+                b = _foreign_arg(prim, b)
+            backend = a._backend
+            if b._backend is not backend:
+                raise _device_error(prim, backend, b._backend)
+            vals = (a._value, b._value)
+            recording = a._node is not None or b._node is not None
+        else:
+            backend = None
+            vals = []
+            recording = False
+            for a in args:
+                if type(a) is not EagerTensor:
+                    a = _foreign_arg(prim, a)
+                if backend is None:
+                    backend = a._backend
+                elif a._backend is not backend:
+                    raise _device_error(prim, backend, a._backend)
+                vals.append(a._value)
+                if a._node is not None:
+                    recording = True
             if backend is None:
-                backend = b
-            elif b is not backend:
-                raise DeviceError(
-                    f"{prim.name}: operands are on different devices ({backend.device} and "
-                    f"{b.device}); move one with .to({backend.device!r}) first."
-                )
-            vals.append(a._value)
-            if a._node is not None:
-                recording = True
-        if backend is None:
-            backend = get_backend(params.get("device") or state.default_device)
-        pk = None
-        if CHECK or prim.validate_eager:  # once per signature: abstract_eval is pure
-            try:
-                pk = params_key(params)
-                sig = (prim, pk, backend, *[(v.shape, v.dtype) for v in vals])
-                expected = _VALIDATED.get(sig)
-            except TypeError:  # unhashable parameters: validate every call
-                sig = expected = None
-            if expected is None and "value" in params:  # data (full's fill value): no key
-                sig = None
-            if expected is None:
+                backend = get_backend(params.get("device") or state.default_device)
+        if recording:
+            recording = state.grad_enabled if grad is None else grad
+        validate = CHECK or prim.validate_eager
+        sig = expected = None
+        if validate or recording:  # once per signature: abstract_eval is pure
+            if n == 1:  # _signature's memo hit, inline (the commonest case)
+                v = vals[0]
+                last = _LAST.get((prim, backend, v.shape, v.dtype))
+                try:
+                    if last is not None and last[0] == params:
+                        sig = last[1]
+                except ValueError:
+                    pass
+            if sig is None:
+                sig = _signature(prim, params, backend, vals)
+            if sig is not None:
+                expected = sig.expected
+            if validate and expected is None:
                 expected = _check(prim, vals, params, backend)
                 if sig is not None:
-                    _VALIDATED.put(sig, expected)
+                    sig.expected = expected
         try:
             out = prim.impl(backend.xp, *vals, **params)
         except TenferroError:
@@ -402,9 +490,9 @@ class EvalTrace(Trace):
             out_backend = get_backend(prim.out_device(params))
         if CHECK:
             _check_outputs(prim, out, expected, out_backend)
-        if recording and state.grad_enabled:
+        if recording:
             return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend,
-                                              pk)
+                                              sig)
         if prim.multiple_results:
             return tuple([_wrap(o, out_backend) for o in out])
         return _wrap(out, out_backend)
@@ -437,6 +525,13 @@ def _foreign_arg(prim, a):
             f"created it. Values of a trace are only valid while it runs; return them as outputs."
         )
     raise TypeError(f"{prim.name}: expected tensors, got {type(a).__name__}")
+
+
+def _device_error(prim, backend, other):
+    return DeviceError(
+        f"{prim.name}: operands are on different devices ({backend.device} and "
+        f"{other.device}); move one with .to({backend.device!r}) first."
+    )
 
 
 def _avals(vals, backend):

@@ -261,9 +261,9 @@ class Tensor:
             _set_data(what.base, new)
             self._assign(_ops.stop_gradient(new))
             return
-        if type(what) is IndexView:
-            base = what.base
-            base._update(_ops.setitem(base, what.index, new))  # views of views: recursive
+        if type(what) is tuple:  # an index view: (base, index), see ``index_view``
+            base, index = what
+            base._update(_ops.setitem(base, index, new))  # views of views: recursive
             self._assign(new)
             return
         if what is not None:
@@ -862,16 +862,13 @@ class Size(int):
         return self._shape[dim]
 
 
-class IndexView:
-    """What a basic-indexing result is a view of: in-place updates write through."""
-
-    __slots__ = ("base", "index")
-
-    def __init__(self, base, index):
-        self.base, self.index = base, index
-
-    def __str__(self):
-        return "indexing x[...]"
+def index_view(out, base, index):
+    """Mark ``out = base[index]`` (basic indexing) as a view: in-place updates of ``out``
+    write through to ``base`` (``_update``). The mark is the pair ``(base, index)``, a plain
+    tuple: it is made on every indexing operation."""
+    if out is not base:
+        out._view_of = (base, index)
+    return out
 
 
 def mark_view(out, base, what):

@@ -132,7 +132,8 @@ class SlogdetResult(NamedTuple):
 
 
 # ----------------------------------------------------------------------- helpers
-_SUPPORTED = tuple(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
+_result = tuple.__new__  # a result tuple without the NamedTuple's Python-level __new__
+_SUPPORTED = frozenset(np.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 
 
 def _matrix(op: str, a, *, square: bool = False) -> Tensor:
@@ -167,9 +168,13 @@ def default_eps(dtype) -> float:
     return default_tie_eps(dtype)
 
 
+_DEFAULT_EPS = {d: default_tie_eps(d) for d in _SUPPORTED}  # per call: a dict lookup
+
+
 def _eps(eps, dtype) -> float:
     if eps is None:
-        return default_eps(dtype)
+        e = _DEFAULT_EPS.get(dtype)
+        return default_eps(dtype) if e is None else e
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
         raise DTypeError(f"eps must be a number (a relative tie tolerance), got "
                          f"{type(eps).__name__} {eps!r:.40}.")
@@ -326,7 +331,7 @@ def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: flo
     if truncating:
         r = _decide_rank(s, max_rank, cutoff, relative_cutoff, eps)
         u, s, vh = _truncate(u, r, -1), _truncate(s, r, -1), _truncate(vh, r, -2)
-    return SVDResult(u, s, vh)
+    return _result(SVDResult, (u, s, vh))
 
 
 def svdvals(a, eps: float | None = None) -> Tensor:
@@ -362,7 +367,7 @@ def qr(a, mode: str = "reduced", positive: bool = False):
     if mode not in ("reduced", "complete", "r"):
         raise ShapeError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}.")
     q, r = bind(P.qr_p, a, complete=mode == "complete", positive=bool(positive))
-    return r if mode == "r" else QRResult(q, r)
+    return r if mode == "r" else _result(QRResult, (q, r))
 
 
 def lq(a, mode: str = "reduced", positive: bool = False):
@@ -390,7 +395,7 @@ def eigh(a, eps: float | None = None) -> EighResult:
     (projectors, symmetric functions of a multiplet's eigenvalues) are exact at degeneracies."""
     a = _matrix("eigh", a, square=True)
     w, v = bind(P.eigh_p, a, eps=_eps(eps, a.dtype))
-    return EighResult(w, v)
+    return _result(EighResult, (w, v))
 
 
 def eigvalsh(a, eps: float | None = None) -> Tensor:

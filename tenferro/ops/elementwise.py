@@ -9,14 +9,16 @@ import numpy as np
 from chainrules import primitives as P
 from chainrules.dtypes import is_complex
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor, mark_view
-from ..errors import DTypeError
+from ..errors import DTypeError, ShapeError
 from ._base import (
     PY_SCALARS,
     as_int,
     astype,
+    broadcast_shapes_of,
     is_scalar,
     operands,
     scalar_constant,
@@ -24,15 +26,54 @@ from ._base import (
     to_inexact,
 )
 
+_BROADCAST_PLANS = BoundedCache("eager broadcast plans", 4096)
+
+
+def _broadcast_plan(name, sx, sy):
+    """``(shape, x dims, y dims)`` broadcasting two static shapes (dims ``None`` for an operand
+    already of that shape), cached per pair of shapes; ``None`` when they do not broadcast
+    (the general path then raises the named error)."""
+    key = (sx, sy)
+    plan = _BROADCAST_PLANS.get(key)
+    if plan is None:
+        try:
+            shape = broadcast_shapes_of(name, sx, sy)
+        except ShapeError:
+            return None
+        nd = len(shape)
+        plan = _BROADCAST_PLANS.put(key, (
+            shape,
+            None if sx == shape else tuple(range(nd - len(sx), nd)),
+            None if sy == shape else tuple(range(nd - len(sy), nd)),
+        ))
+    return plan
+
+
+def _broadcast(x, shape, dims):
+    """``broadcast_to(x, shape)`` with the dimensions already worked out."""
+    out = bind(P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=dims)
+    out._view_of = "broadcast_to"  # mark_view: out is never x here
+    return out
+
 
 def _binary(prim, name):
     def f(x, y):
         tx, ty = type(x), type(y)
-        if tx is EagerTensor:  # hot paths: nothing to broadcast or promote
+        if tx is EagerTensor:  # hot paths: nothing to promote
             if ty is EagerTensor and x._backend is y._backend:
                 vx, vy = x._value, y._value
-                if vx.dtype == vy.dtype and vx.shape == vy.shape:
-                    return bind(prim, x, y)
+                if vx.dtype == vy.dtype:
+                    sx, sy = vx.shape, vy.shape
+                    if sx == sy:
+                        return bind(prim, x, y)
+                    plan = _broadcast_plan(name, sx, sy)
+                    if plan is not None:  # one dtype, shapes that broadcast (x @ w + b)
+                        shape, dx, dy = plan
+                        if dx is not None:
+                            x = _broadcast(x, shape, dx)
+                        if dy is not None:
+                            y = _broadcast(y, shape, dy)
+                        return bind(prim, x, y)
             elif ty in PY_SCALARS and (c := scalar_constant(x, y)) is not None:
                 return bind(prim, x, c)
         elif ty is EagerTensor and tx in PY_SCALARS and (c := scalar_constant(y, x)) is not None:
@@ -80,6 +121,9 @@ _STATIC_POW = 16  # integer exponents up to this are parameters (exact integer p
 def power(x, y) -> Tensor:
     """``x ** y``. A Python-number exponent uses the static-exponent primitive (exact
     integer powers, derivative p x^(p-1)); a tensor exponent uses ``pow``."""
+    if (y.__class__ is int and y == 2 and type(x) is EagerTensor
+            and x.dtype.kind in "fc"):  # x ** 2 (a loss): the branch below, directly
+        return bind(P.square_p, x)
     if isinstance(x, Tensor) and is_scalar(y) and not isinstance(y, (complex, np.complexfloating)):
         y = y.item() if hasattr(y, "item") else y
         if not (float(y).is_integer() and -_STATIC_POW <= y <= _STATIC_POW) and y == y:

@@ -12,7 +12,7 @@ from chainrules.symbolic import Sym, decide, floordiv, same_shape, size_of, sym_
 from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
-from ..core.tensor import IndexView, Tensor, mark_view
+from ..core.tensor import Tensor, index_view
 from ..errors import ConcretizationError, DTypeError, ShapeError, named_argument_errors
 from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, less, logical_and, multiply, where
@@ -207,10 +207,12 @@ def _index_key(idx):
         if t is int:
             key.append(i)
         elif t is slice:
-            parts = (i.start, i.stop, i.step)
-            if not all(p is None or type(p) is int for p in parts):
+            a, b, c = i.start, i.stop, i.step
+            if ((a is not None and a.__class__ is not int)
+                    or (b is not None and b.__class__ is not int)
+                    or (c is not None and c.__class__ is not int)):
                 return None
-            key.append(parts)
+            key.append((a, b, c))
         elif i is None:
             key.append("new")
         elif i is Ellipsis:
@@ -259,13 +261,14 @@ def getitem(x, idx) -> Tensor:
     """``x[idx]`` with NumPy semantics (basic and advanced indexing, ``None``, ``...``,
     negative indices, boolean masks). A basic-indexing result is a view for in-place updates:
     they write through to ``x`` (see ``Tensor._update``)."""
-    x = tensor_of(x)
+    if not isinstance(x, Tensor):
+        x = tensor_of(x)
     raw_idx = idx
-    key = _index_key(idx)
-    shape = x.shape
+    key = (idx,) if idx.__class__ is int else _index_key(idx)
     if key is not None:
         # static shape, basic index: one primitive, the parsed index cached per signature
         # (only static shapes are stored, so a hit proves the shape static)
+        shape = x.shape
         spec = _BASIC_SPECS.get((key, shape))
         if spec is None and all(d.__class__ is int for d in shape):
             spec = _basic_spec(key, shape)
@@ -275,7 +278,9 @@ def getitem(x, idx) -> Tensor:
         if spec is _WHOLE:
             return x  # x[:] / x[...]: nothing selected away
         if spec is not None:
-            return mark_view(bind(P.basic_index_p, x, spec=spec), x, IndexView(x, raw_idx))
+            out = bind(P.basic_index_p, x, spec=spec)
+            out._view_of = (x, raw_idx)  # index_view(out, x, raw_idx): out is never x here
+            return out
     if any(_is_bool_scalar(i) for i in (idx if type(idx) is tuple else (idx,))):
         return _getitem_bool_scalar(x, idx if type(idx) is tuple else (idx,))
     idx = _normalize(idx, x)
@@ -357,7 +362,7 @@ def getitem(x, idx) -> Tensor:
     y = reshape(y, shape)
     if adv:  # advanced indexing copies (NumPy too): in-place updates of it are fine
         return _advanced(y, adv)
-    return mark_view(y, x, IndexView(x, raw_idx))
+    return index_view(y, x, raw_idx)
 
 
 def _getitem_bool_scalar(x, idx):

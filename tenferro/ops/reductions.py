@@ -8,7 +8,9 @@ import numpy as np
 
 from chainrules import primitives as P
 
+from ..caches import BoundedCache
 from ..core.dispatch import bind
+from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
 from ..errors import DTypeError
 from ._base import (
@@ -31,8 +33,23 @@ def _keep(x_out, axes, in_shape, keepdims):
     return reshape(x_out, shape)
 
 
+_SUM_AXES = BoundedCache("eager sum axes", 4096)
+
+
 def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
     """Sum over ``axis`` (default all). Bools and small integers sum as int64."""
+    if (type(x) is EagerTensor and dtype is None and not keepdims
+            and (axis is None or axis.__class__ is int)):  # x.sum(), x.sum(0): one bind
+        v = x._value
+        key = (axis, v.shape, x._backend, v.dtype)  # the device first: dtypes of two
+        # backends must not be compared (array_api_strict warns)
+        axes = _SUM_AXES.get(key)
+        if axes is None:
+            dt = x.dtype
+            if dt.kind in "fc" or (dt.kind in "iu" and dt.itemsize == 8):  # no promotion
+                axes = _SUM_AXES.put(key, reduction_axes("sum", axis, v.ndim))
+        if axes is not None:
+            return bind(P.reduce_sum_p, x, axes=axes) if axes else x
     x = tensor_of(x)
     if dtype is not None:
         x = astype(x, dtype)
@@ -46,8 +63,40 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
     return _keep(out, axes, shape, keepdims)
 
 
+_MEAN_PLANS = BoundedCache("eager mean plans", 4096)
+
+
+def _mean_plan(x, axis):
+    """``(axes, divisor)`` of an eager float/complex mean over ``axis`` (None or an int),
+    cached per (axis, shape, dtype, device): the divisor is a constant holding the count, of
+    the sum's shape and ``x``'s dtype (what ``divide(total, n)`` would build). ``None`` for
+    other dtypes (they promote first)."""
+    v = x._value
+    key = (axis, v.shape, x._backend, v.dtype)  # device before dtype (see sum)
+    plan = _MEAN_PLANS.get(key)
+    if plan is None:
+        dt = x.dtype
+        if dt.kind not in "fc":
+            return None
+        shape = v.shape
+        axes = reduction_axes("mean", axis, len(shape))  # raises the named error
+        n = 1
+        for a in axes:
+            n *= shape[a]
+        kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+        b = x._backend
+        plan = _MEAN_PLANS.put(key, (axes, _wrap(b.xp.constant(kept, n, dt), b)))
+    return plan
+
+
 def mean(x, axis=None, keepdims=False) -> Tensor:
     """Arithmetic mean over ``axis`` (all axes by default); integers promote to float64."""
+    if (type(x) is EagerTensor and not keepdims
+            and (axis is None or axis.__class__ is int)):  # x.mean(), x.mean(0): two binds
+        plan = _mean_plan(x, axis)
+        if plan is not None:
+            axes, divisor = plan
+            return bind(P.div_p, bind(P.reduce_sum_p, x, axes=axes) if axes else x, divisor)
     x = to_inexact(tensor_of(x))
     shape = x.shape
     axes = reduction_axes("mean", axis, len(shape))

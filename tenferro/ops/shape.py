@@ -46,7 +46,8 @@ def _int_shape_key(shape):
 
 def reshape(x, shape) -> Tensor:
     """Reshape; one entry may be -1."""
-    x = tensor_of(x)
+    if not isinstance(x, Tensor):
+        x = tensor_of(x)
     key = _int_shape_key(shape)
     if key is not None:
         # a static request on a static shape: the resolved sizes cached per (request, shape)
@@ -55,7 +56,9 @@ def reshape(x, shape) -> Tensor:
         if plan is not None:
             if plan is _SAME:
                 return x
-            return mark_view(bind(P.reshape_p, x, new_sizes=plan), x, "reshape")
+            out = bind(P.reshape_p, x, new_sizes=plan)
+            out._view_of = "reshape"  # mark_view: out is never x here
+            return out
     plan = _reshape_sizes(x, _as_shape(shape))
     if key is not None and all(d.__class__ is int for d in x.shape):
         _RESHAPE_PLANS.put(key, plan)
@@ -107,10 +110,11 @@ _PERMUTATIONS = BoundedCache("transpose permutations", 4096)
 
 def transpose(x, axes=None) -> Tensor:
     """Permute axes (reverse them by default)."""
-    x = tensor_of(x)
-    ndim = len(x.shape)
+    if not isinstance(x, Tensor):
+        x = tensor_of(x)
+    ndim = x.ndim
     if axes is None:
-        key = (None, ndim)
+        key = ndim  # the reversal of ndim axes
     else:
         key = None if axes.__class__ is int else _int_shape_key(
             tuple(axes) if axes.__class__ is list else axes)  # a bare int: no sequence
@@ -124,7 +128,9 @@ def transpose(x, axes=None) -> Tensor:
             perm = _PERMUTATIONS.put(key, _permutation(axes, ndim))
     if perm is _SAME:
         return x
-    return mark_view(bind(P.transpose_p, x, permutation=perm), x, "transpose")
+    out = bind(P.transpose_p, x, permutation=perm)
+    out._view_of = "transpose"  # mark_view: out is never x here
+    return out
 
 
 def _permutation(axes, ndim):
