@@ -15,12 +15,18 @@ from __future__ import annotations
 import chainrules
 
 from .core.dispatch import bind
+from .core.eager import EagerTensor, check_eager
 from .ops._base import tensor_of
 
 
 def _wrap(prim):
     def apply(*operands, **params):
-        return bind(prim, *[tensor_of(x) for x in operands], **params)
+        xs = [tensor_of(x) for x in operands]
+        if xs and all(type(x) is EagerTensor for x in xs):
+            # eager mode may skip abstract_eval for primitives whose operands the NumPy-style
+            # layer prepared (validate_eager=False); here nobody did, so validate every call
+            check_eager(prim, xs, params)
+        return bind(prim, *xs, **params)
 
     apply.__name__ = prim.name
     apply.__qualname__ = prim.name

@@ -363,6 +363,11 @@ _SIGNATURES = BoundedCache("eager validated signatures", 16384)
 # comparing two small dicts is cheaper than building and hashing the params key, and an op
 # usually repeats with the same params (a loop body).
 _LAST = BoundedCache("eager last signatures", 4096)
+# (primitive, operand dtypes) that passed abstract_eval once: primitives that skip per-signature
+# validation (validate_eager=False) rely on their impl for shape errors, but NumPy accepts
+# dtypes tenferro refuses (max of complex numbers, arithmetic on bools), so eager mode checks
+# each dtype combination once, as traced mode does every time.
+_DTYPES_SEEN = BoundedCache("eager validated dtypes", 4096)
 
 
 def _signature(prim, params, backend, vals):
@@ -478,6 +483,15 @@ class EvalTrace(Trace):
                 expected = _check(prim, vals, params, backend)
                 if sig is not None:
                     sig.expected = expected
+        elif 0 < n < 3:  # not validated per signature: still refuse dtypes abstract_eval refuses
+            # the backend before the dtypes: array_api_strict dtypes must not meet NumPy's
+            key = ((prim, backend, vals[0].dtype) if n == 1
+                   else (prim, backend, vals[0].dtype, vals[1].dtype))
+            if key not in _DTYPES_SEEN:
+                _check(prim, vals, params, backend)  # the named error for a wrong dtype
+                _DTYPES_SEEN.put(key, True)
+        elif n:
+            _check(prim, vals, params, backend)
         try:
             out = prim.impl(backend.xp, *vals, **params)
         except TenferroError:
@@ -537,6 +551,11 @@ def _device_error(prim, backend, other):
 def _avals(vals, backend):
     cd = backend.canonical_dtype
     return [ShapedArray(v.shape, cd(v.dtype)) for v in vals]
+
+
+def check_eager(prim, tensors, params) -> None:
+    """Run ``prim``'s ``abstract_eval`` on eager operands (raises its named error)."""
+    _check(prim, [t._value for t in tensors], params, tensors[0]._backend)
 
 
 def _check(prim, vals, params, backend):

@@ -269,3 +269,37 @@ def test_svd_tie_tolerance_must_be_a_finite_non_negative_number(eps):
     a = tf.tensor(np.eye(3))
     with pytest.raises((ShapeError, DTypeError), match="eps must be"):
         tf.linalg.svd(a, eps=eps)
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda a, b: tf.maximum(a, b), ([1 + 2j, 3 - 1j], [1.0 + 0j, 0j])),
+    (lambda a, b: tf.less(a, b), ([1 + 2j], [2 + 0j])),
+    (lambda a, b: tf.add(a, b), ([True, False], [True, True])),
+    (lambda a: tf.relu(a), ([1 + 1j],)),
+])
+def test_dtype_errors_do_not_depend_on_tenferro_check(monkeypatch, f, args):
+    """Primitives that skip per-signature validation in eager mode (TENFERRO_CHECK unset, the
+    default outside the test suite) still refuse the dtypes abstract_eval refuses, each
+    combination checked once, as jit does every time (NumPy would order complex numbers
+    lexicographically and add booleans)."""
+    from tenferro.core import eager
+    from tenferro.errors import DTypeError
+
+    monkeypatch.setattr(eager, "CHECK", False)
+    xs = [tf.tensor(np.array(a)) for a in args]
+    for _ in range(2):  # the second call takes the seen-dtypes path
+        with pytest.raises(DTypeError):
+            f(*xs)
+    with pytest.raises(DTypeError):
+        tf.jit(f)(*xs)
+
+
+def test_lax_validates_every_eager_call(monkeypatch):
+    from tenferro.core import eager
+    from tenferro.errors import ShapeError
+
+    monkeypatch.setattr(eager, "CHECK", False)
+    x = tf.ones((2, 3))
+    assert tf.lax.add(x, x).shape == (2, 3)
+    with pytest.raises(ShapeError, match="add: operand shapes differ"):
+        tf.lax.add(x, tf.ones(3))  # NumPy would broadcast
