@@ -103,146 +103,211 @@ def _to_tensors(x: SymmetricTensor, device) -> SymmetricTensor:
 
 
 # ------------------------------------------------------------------ environments
-# LW[(qv, q', q)]: array [R, v, C] = sum_w L[b, w, k] W[w, v, s', s], rows (b s') fused into
-# theta's row leg, columns (k s) into its flip; WR[(qv, qd, qc)]: array [v, R', C] =
-# sum_u W[v, u, t', t] R[d, u, c], R' = (t' d) as theta's column leg, C = (t c). Built block
-# pair by block pair into place, so a product H_eff theta is two matrix products per term.
+# The enlarged environments are stored in the layouts the matvec multiplies with, so a product
+# H_eff theta does no copying or regrouping:
+#
+# * left, ``LW = L W_i``: per input row charge ``q`` of theta (columns ``(k s)``), one array
+#   ``[(sum over (qv, q') of m' v), m]`` stacking the blocks ``LW[(b s'), v, (k s)]`` of every
+#   MPO sector ``qv`` and output row charge ``q'`` (``rows[q]`` gives their ranges);
+# * right, ``WR = W_{i+1} R``: per ``(qv, qc)`` (qc the input column charge ``(t c)``) a list
+#   of ``(qd, array [v n, n'])``, ``n'`` the output column sector ``(t' d)``.
+#
+# Built block pair by block pair into place (every output entry gets exactly one term).
+_OFFSETS: dict = {}
+
+
 def _offsets(leg):
-    return {sub: (qf, off) for qf, (entries, _) in leg.fusion_map().items()
-            for sub, off, _dims in entries}
+    """sub-charges -> (fused charge, offset) of a fused leg (cached)."""
+    hit = _OFFSETS.get(leg)
+    if hit is None:
+        hit = {sub: (qf, off) for qf, (entries, _) in leg.fusion_map().items()
+               for sub, off, _dims in entries}
+        if len(_OFFSETS) > 4096:
+            _OFFSETS.clear()
+        _OFFSETS[leg] = hit
+    return hit
 
 
-def _mpo_matrices(W):
-    """Per MPO block: as [v s' s, w] (for the left build) and [v t' t, u] (right build)."""
-    left, right = {}, {}
+def _mpo_matrices(W, xp):
+    """W[w, v, s', s] grouped by its left (right) MPO charge, every block of a group stacked
+    into one matrix: [(v s' s) stacked, w] for the left build, [(w t' t) stacked, v] for the
+    right one; each entry (key, row range, dim of the free MPO leg, physical dims)."""
+    groups = ({}, {})
     for k, b in W.blocks.items():
         w, v, d2, d = b.shape
-        left.setdefault(k[0], []).append((k, b.transpose(1, 2, 3, 0).reshape(v * d2 * d, w)))
-        right.setdefault(k[1], []).append((k, b.transpose(0, 2, 3, 1).reshape(w * d2 * d, v)))
-    return left, right
+        groups[0].setdefault(k[0], []).append((k, b.transpose(1, 2, 3, 0).reshape(-1, w),
+                                               v, d2, d))
+        groups[1].setdefault(k[1], []).append((k, b.transpose(0, 2, 3, 1).reshape(-1, v),
+                                               w, d2, d))
+    out = []
+    for g in groups:
+        side = {}
+        for q, items in g.items():
+            mats, ents, off = [], [], 0
+            for k, m, f, d2, d in items:
+                ents.append((k, off, off + m.shape[0], f, d2, d))
+                mats.append(m)
+                off += m.shape[0]
+            side[q] = (mats[0] if len(mats) == 1 else xp.concatenate(mats, axis=0), ents)
+        out.append(side)
+    return out
 
 
-def _build_lw(L, W, Wm, xp):
-    """LW[(qv, q', q)] = [R, v, C] from L[b, w, k] and W[w, v, s', s] (module comment)."""
+class _LeftEnv:
+    """``LW`` stacked per input row charge (module comment); ``row`` is theta's row leg."""
+
+    __slots__ = ("arrays", "rows", "row")
+
+    def __init__(self, arrays, rows, row):
+        self.arrays, self.rows, self.row = arrays, rows, row
+
+
+def _lw_plan(L, W, Wl, cache):
+    key = ("lw", type(L), tuple(L.blocks), id(W))
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
     row = fused_leg((L.legs[0], W.legs[2]), False)
     col = fused_leg((L.legs[2], W.legs[3]), True)
     rmap, cmap = _offsets(row), _offsets(col)
-    out = {}
-    for (qb, qw, qk), lb in L.blocks.items():
-        b, w, k = lb.shape
-        lm = lb.transpose(1, 0, 2).reshape(w, b * k)
-        for (_, qv, qs2, qs), wm in Wm.get(qw, ()):
+    vleg = W.legs[1]
+    ops, groups = [], {}
+    for lkey in L.blocks:
+        qb, qw, qk = lkey
+        hit = Wl.get(qw)
+        if hit is None:
+            continue
+        ents = []
+        for (_, qv, qs2, qs), r0, r1, v, d2, d in hit[1]:
             q2, ro = rmap[(qb, qs2)]
             q, co = cmap[(qk, qs)]
-            d2, d = W.legs[2].sector_dim(qs2), W.legs[3].sector_dim(qs)
-            v = wm.shape[0] // (d2 * d)
-            t = (wm @ lm).reshape(v, d2, d, b, k).transpose(3, 1, 0, 4, 2)
-            key = (qv, q2, q)
-            blk = out.get(key)
-            if blk is None:
-                blk = out[key] = xp.zeros((row.sector_dim(q2), v, col.sector_dim(q)),
-                                          dtype=t.dtype)
-            blk[ro:ro + b * d2, :, co:co + k * d] += t.reshape(b * d2, v, k * d)
-    return out
+            groups.setdefault(q, set()).add((qv, q2))
+            ents.append((r0, r1, v, d2, d, (q, qv, q2), ro, co))
+        ops.append((lkey, hit[0], ents))
+    shapes, place = {}, {}
+    for q, g in groups.items():
+        off = 0
+        m = col.sector_dim(q)
+        for qv, q2 in sorted(g):
+            m2, v = row.sector_dim(q2), vleg.sector_dim(qv)
+            place[(q, qv, q2)] = (q, off, off + m2 * v, (m2, v, m))
+            off += m2 * v
+        shapes[q] = (off, m)
+    plan = (row, shapes, place, ops)
+    cache[key] = plan
+    return plan
 
 
-def _build_wr(W, R, Wm, xp):
-    """WR[(qv, qd, qc)] = [v, R', C] from W[v, u, t', t] and R[d, u, c] (module comment)."""
+def _build_lw(L, W, Wl, xp, cache) -> _LeftEnv:
+    """LW[(b s'), v, (k s)] = sum_w L[b, w, k] W[w, v, s', s], stacked (module comment)."""
+    row, shapes, place, ops = _lw_plan(L, W, Wl, cache)
+    dtype = next(iter(L.blocks.values())).dtype
+    arrays = {q: xp.zeros(s, dtype=dtype) for q, s in shapes.items()}
+    views, rows = {}, {}
+    for g, (q, lo, hi, shape) in place.items():
+        views[g] = arrays[q][lo:hi].reshape(shape)
+        rows.setdefault(q, []).append((g[1], g[2], shape[0], shape[1], lo, hi))
+    for lkey, wcat, ents in ops:
+        lb = L.blocks[lkey]
+        b, w, k = lb.shape
+        t = wcat @ lb.transpose(1, 0, 2).reshape(w, b * k)  # [(v s' s) stacked, b k]
+        for r0, r1, v, d2, d, g, ro, co in ents:
+            if d2 == d == 1:
+                views[g][ro:ro + b, :, co:co + k] += t[r0:r1].reshape(v, b, k).transpose(1, 0, 2)
+            else:
+                views[g][ro:ro + b * d2, :, co:co + k * d] += t[r0:r1].reshape(
+                    v, d2, d, b, k).transpose(3, 1, 0, 4, 2).reshape(b * d2, v, k * d)
+    return _LeftEnv(arrays, rows, row)
+
+
+def _wr_plan(W, R, Wr, cache):
+    key = ("wr", type(R), tuple(R.blocks), id(W))
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
     row = fused_leg((W.legs[2], R.legs[0]), True)  # (t' d): theta's column leg
     col = fused_leg((W.legs[3], R.legs[2]), False)  # (t c): its flip
     rmap, cmap = _offsets(row), _offsets(col)
-    out = {}
-    for (qd, qu, qc), rb in R.blocks.items():
-        dd, u, c = rb.shape
-        rm = rb.transpose(1, 0, 2).reshape(u, dd * c)
-        for (qv, _, qt2, qt), wm in Wm.get(qu, ()):
+    ops, shapes = [], {}
+    for rkey in R.blocks:
+        qd, qu, qc = rkey
+        hit = Wr.get(qu)
+        if hit is None:
+            continue
+        ents = []
+        for (qv, _, qt2, qt), r0, r1, v, d2, d in hit[1]:
             q2, ro = rmap[(qt2, qd)]
             q, co = cmap[(qt, qc)]
-            d2, d = W.legs[2].sector_dim(qt2), W.legs[3].sector_dim(qt)
-            v = wm.shape[0] // (d2 * d)
-            t = (wm @ rm).reshape(v, d2, d, dd, c).transpose(0, 1, 3, 2, 4)
-            key = (qv, q2, q)
-            blk = out.get(key)
-            if blk is None:
-                blk = out[key] = xp.zeros((v, row.sector_dim(q2), col.sector_dim(q)),
-                                          dtype=t.dtype)
-            blk[:, ro:ro + d2 * dd, co:co + d * c] += t.reshape(v, d2 * dd, d * c)
-    return out
+            shapes[(qv, q, q2)] = (v, col.sector_dim(q), row.sector_dim(q2))
+            ents.append((r0, r1, v, d2, d, (qv, q, q2), ro, co))
+        ops.append((rkey, hit[0], ents))
+    plan = (shapes, ops)
+    cache[key] = plan
+    return plan
 
 
-def _next_left(LW, U, wleg):
+def _build_wr(W, R, Wr, xp, cache) -> dict:
+    """WR: {(qv, qc): [(qd, [v n, n'])]} from W[v, u, t', t] and R[d, u, c] (module
+    comment)."""
+    shapes, ops = _wr_plan(W, R, Wr, cache)
+    dtype = next(iter(R.blocks.values())).dtype
+    out = {k: xp.zeros(s, dtype=dtype) for k, s in shapes.items()}
+    for rkey, wcat, ents in ops:
+        rb = R.blocks[rkey]
+        dd, u, c = rb.shape
+        t = wcat @ rb.transpose(1, 0, 2).reshape(u, dd * c)  # [(w t' t) stacked, d c]
+        for r0, r1, v, d2, d, k, ro, co in ents:
+            if d2 == d == 1:
+                out[k][:, co:co + c, ro:ro + dd] += t[r0:r1].reshape(v, dd, c).transpose(0, 2, 1)
+            else:
+                out[k][:, co:co + d * c, ro:ro + d2 * dd] += t[r0:r1].reshape(
+                    v, d2, d, dd, c).transpose(0, 2, 4, 1, 3).reshape(v, d * c, d2 * dd)
+    groups: dict = {}
+    for (qv, q, q2), a in out.items():
+        v, n, n2 = a.shape
+        groups.setdefault((qv, q), []).append((q2, a.reshape(v * n, n2)))
+    return groups
+
+
+def _next_left(LW: _LeftEnv, U, wleg):
     """L'[b', v, k'] = conj(U)[(b s'), b'] LW[(b s'), v, (k s)] U[(k s), k']."""
     bond = U.legs[1]
     ub = {k[0]: b for k, b in U.blocks.items()}
     out = {}
-    for (qv, q2, q), lw in LW.items():
-        if q2 not in ub or q not in ub:
+    for q, arr in LW.arrays.items():
+        u = ub.get(q)
+        if u is None:
             continue
-        R, v, C = lw.shape
-        u2, u = ub[q2], ub[q]
-        t = u2.conj().T @ lw.reshape(R, v * C)  # [b', v * C]
-        t = (t.reshape(-1, C) @ u).reshape(u2.shape[1], v, u.shape[1])
-        out[(q2, qv, q)] = t
+        au = arr @ u  # [(m' v) stacked, k']
+        kk = u.shape[1]
+        for qv, q2, m2, v, lo, hi in LW.rows[q]:
+            u2 = ub.get(q2)
+            if u2 is None:
+                continue
+            out[(q2, qv, q)] = (u2.conj().T @ au[lo:hi].reshape(m2, v * kk)).reshape(
+                u2.shape[1], v, kk)
     return _structure_class((bond.flip(), wleg, bond), bond.symmetry.identity)._trusted(out)
 
 
-def _next_right(WR, Vh, uleg):
+def _next_right(WR: dict, Vh, uleg):
     """R'[d', v, c'] = Vh[c', (t c)] WR[v, (t' d), (t c)] conj(Vh)[d', (t' d)]."""
     bond = Vh.legs[0]
     vb = {k[1]: (k[0], b) for k, b in Vh.blocks.items()}
     out = {}
-    for (qv, q2, q), wr in WR.items():
-        if q not in vb or q2 not in vb:
+    for (qv, q), items in WR.items():
+        hit = vb.get(q)
+        if hit is None:
             continue
-        (qc, vc), (qd, vd) = vb[q], vb[q2]
-        t = (vd.conj() @ wr) @ vc.T  # [v, d', c']
-        out[(qd, qv, qc)] = t.transpose(1, 0, 2)
-    return _structure_class((bond.flip(), uleg, bond), bond.symmetry.identity)._trusted(out)
-
-
-class _Heff:
-    """theta -> H_eff theta = sum_v LW[v] theta WR[v]^T on the blocks of theta. Per theta
-    block: one matrix product with the LW blocks of every MPO sector stacked, then one with
-    each WR block."""
-
-    def __init__(self, LW, WR, xp):
-        wr = {}
-        for (qv, qd, qc), b in WR.items():
-            v, n2, n = b.shape
-            wr.setdefault((qv, qc), []).append((qd, b.transpose(0, 2, 1).reshape(v * n, n2)))
-        by_q: dict = {}
-        for (qv, q2, q), b in LW.items():
-            by_q.setdefault(q, []).append((qv, q2, b))
-        self.terms = {}
-        for q, items in by_q.items():
-            rows, off, mats = [], 0, []
-            for qv, q2, b in items:
-                m2, v, m = b.shape
-                rows.append((qv, q2, m2, off, off + m2 * v))
-                mats.append(b.reshape(m2 * v, m))
-                off += m2 * v
-            stacked = mats[0] if len(mats) == 1 else xp.concatenate(mats, axis=0)
-            self.terms[q] = (stacked, rows)
-        self.wr = wr
-
-    def __call__(self, blocks: dict, out: dict):
-        """Adds H_eff theta into ``out`` (views of the result vector) block by block."""
-        wr = self.wr
-        for (q, qc), th in blocks.items():
-            hit = self.terms.get(q)
-            if hit is None:
+        qc, vc = hit
+        for q2, a in items:
+            hit2 = vb.get(q2)
+            if hit2 is None:
                 continue
-            stacked, rows = hit
-            t = stacked @ th
-            for qv, q2, m2, lo, hi in rows:
-                ws = wr.get((qv, qc))
-                if not ws:
-                    continue
-                tq = t[lo:hi].reshape(m2, -1)
-                for qd, w in ws:
-                    o = out.get((q2, qd))
-                    if o is not None:
-                        o += tq @ w
+            qd, vd = hit2
+            n = vc.shape[1]
+            t = (a @ vd.conj().T).reshape(-1, n, vd.shape[0])  # [v, (t c), d']
+            out[(qd, qv, qc)] = (vc @ t).transpose(2, 0, 1)  # [d', v, c']
+    return _structure_class((bond.flip(), uleg, bond), bond.symmetry.identity)._trusted(out)
 
 
 class _Packing:
@@ -254,28 +319,56 @@ class _Packing:
         self.shapes = [tuple(l.sector_dim(q) for l, q in zip(cls.legs, k)) for k in self.keys]
         sizes = [math.prod(s) for s in self.shapes]
         self.offsets = list(itertools.accumulate(sizes, initial=0))
+        self.index = {k: i for i, k in enumerate(self.keys)}
 
-    def pack(self, x: SymmetricTensor, like):
-        return self.pack_blocks(x.blocks, like)
-
-    def pack_blocks(self, blocks: dict, like):
+    def pack(self, x: SymmetricTensor, dtype):
         parts = []
         for k, s in zip(self.keys, self.shapes):
-            b = blocks.get(k)
+            b = x.blocks.get(k)
             parts.append(self.xp.reshape(b, (-1,)) if b is not None
-                         else self.xp.zeros((math.prod(s),), dtype=like.dtype))
+                         else self.xp.zeros((math.prod(s),), dtype=dtype))
         return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
 
-    def views(self, v) -> dict:
+    def views(self, v) -> list:
         """The blocks of the flat array ``v`` as views (writing to them writes to ``v``)."""
         o = self.offsets
-        return {k: v[o[i]:o[i + 1]].reshape(s)
-                for i, (k, s) in enumerate(zip(self.keys, self.shapes))}
+        return [v[o[i]:o[i + 1]].reshape(s) for i, s in enumerate(self.shapes)]
 
     def unpack(self, v) -> SymmetricTensor:
-        o = self.offsets
-        return self.cls._trusted({k: self.xp.reshape(v[o[i]:o[i + 1]], s)
-                                  for i, (k, s) in enumerate(zip(self.keys, self.shapes))})
+        return self.cls._trusted(dict(zip(self.keys, self.views(v))))
+
+
+class _Heff:
+    """theta -> H_eff theta = sum_v LW[v] theta WR[v]^T on the flat vector of theta's blocks,
+    with a plan made once per local problem: per theta block, one product with the stacked
+    LW of its row charge, then one per (MPO sector, output block) with a WR block."""
+
+    def __init__(self, LW: _LeftEnv, WR: dict, pk: _Packing, xp):
+        self.pk, self.xp = pk, xp
+        o = pk.offsets
+        plan = []
+        for i, (q, qc) in enumerate(pk.keys):
+            arr = LW.arrays.get(q)
+            if arr is None:
+                continue
+            ops = []
+            for qv, q2, m2, _v, lo, hi in LW.rows[q]:
+                for qd, w in WR.get((qv, qc), ()):
+                    j = pk.index.get((q2, qd))
+                    if j is not None:
+                        ops.append((lo, hi, m2, w, j))
+            if ops:
+                plan.append((o[i], o[i + 1], pk.shapes[i], arr, ops))
+        self.plan = plan
+
+    def __call__(self, v):
+        out = self.xp.zeros_like(v)
+        outs = self.pk.views(out)
+        for a, b, shape, arr, ops in self.plan:
+            t = arr @ v[a:b].reshape(shape)
+            for lo, hi, m2, w, j in ops:
+                outs[j] += t[lo:hi].reshape(m2, -1) @ w
+        return out
 
 
 def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
@@ -287,33 +380,42 @@ def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
     symmetric blocks' products."""
     n = v0.shape[0]
     m = max(1, min(ncv, n))
-    x = v0 / float(np.linalg.norm(_host(v0))) if n else v0
-    nmv = 0
-    e = 0.0
+    cplx = np.dtype(v0.dtype).kind == "c"
+    if xp is np:
+        def dot(a, b):
+            return float(np.vdot(a, b).real)
+    else:
+        def dot(a, b):
+            return float(np.real(_host(xp.sum(xp.conj(a) * b))))
+    x = v0 / math.sqrt(dot(v0, v0)) if n else v0
+    nmv, e, res, b = 0, 0.0, math.inf, math.inf
+    V = xp.zeros((m, n), dtype=v0.dtype)
+    T = np.zeros((m, m))
     for _ in range(maxiter):
-        V = xp.zeros((m, n), dtype=v0.dtype)
         V[0] = x
-        alphas, betas = [], []
         w = mv(x)
         nmv += 1
         for j in range(m):
-            a = float(np.real(_host(xp.sum(xp.conj(V[j]) * w))))
-            alphas.append(a)
-            w = w - a * V[j] - (betas[-1] * V[j - 1] if j else 0)
-            w = w - (xp.conj(V[: j + 1]) @ w) @ V[: j + 1]  # full reorthogonalisation
-            b = float(np.linalg.norm(_host(w)))
-            T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)
-            evals, evecs = np.linalg.eigh(T)
+            a = dot(V[j], w)
+            T[j, j] = a
+            w -= a * V[j]
+            if j:
+                w -= T[j, j - 1] * V[j - 1]
+            Vj = V[: j + 1]
+            w -= ((Vj.conj() if cplx else Vj) @ w) @ Vj  # full reorthogonalisation
+            b = math.sqrt(dot(w, w))
+            evals, evecs = np.linalg.eigh(T[: j + 1, : j + 1])
             e, y = float(evals[0]), evecs[:, 0]
             res = b * abs(y[-1])
             if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)) or j == m - 1:
                 break
-            betas.append(b)
+            T[j, j + 1] = T[j + 1, j] = b
             V[j + 1] = w / b
             w = mv(V[j + 1])
             nmv += 1
-        x = xp.asarray(y.astype(V.dtype)) @ V[: len(alphas)]
-        x = x / float(np.linalg.norm(_host(x)))
+        x = xp.asarray(y.astype(V.dtype)) @ V[: j + 1]
+        x = x / math.sqrt(dot(x, x))
+        T[:] = 0.0
         if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)):
             break
     return e, x, nmv
@@ -365,30 +467,78 @@ def _scale_cols(U, s, xp):
                              for k, b in U.blocks.items()})
 
 
+def _right_to_left(x, xp):
+    """A[l, (s r)] -> A[(l s), r]: the same entries regrouped (every entry has one place)."""
+    lleg, col = x.legs
+    sleg, rleg = col.fused_from
+    row = fused_leg((lleg, sleg), False)
+    rmap, cfmap = _offsets(row), col.fusion_map()
+    out = {}
+    for (ql, qf), blk in x.blocks.items():
+        dl = blk.shape[0]
+        for (qs, qr), off, (ds, dr) in cfmap[qf][0]:
+            q, ro = rmap[(ql, qs)]
+            o = out.get((q, qr))
+            if o is None:
+                o = out[(q, qr)] = xp.zeros((row.sector_dim(q), dr), dtype=blk.dtype)
+            o[ro:ro + dl * ds] = blk[:, off:off + ds * dr].reshape(dl * ds, dr)
+    return _structure_class((row, rleg), x.charge)._trusted(out)
+
+
+def _left_to_right(x, xp):
+    """A[(l s), r] -> A[l, (s r)] (the inverse regrouping)."""
+    row, rleg = x.legs
+    lleg, sleg = row.fused_from
+    col = fused_leg((sleg, rleg), True)
+    cmap, rfmap = _offsets(col), row.fusion_map()
+    out = {}
+    for (qf, qr), blk in x.blocks.items():
+        dr = blk.shape[1]
+        for (ql, qs), off, (dl, ds) in rfmap[qf][0]:
+            q, co = cmap[(qs, qr)]
+            o = out.get((ql, q))
+            if o is None:
+                o = out[(ql, q)] = xp.zeros((dl, col.sector_dim(q)), dtype=blk.dtype)
+            o[:, co:co + ds * dr] = blk[off:off + dl * ds].reshape(dl, ds * dr)
+    return _structure_class((lleg, col), x.charge)._trusted(out)
+
+
+def _theta(a, b):
+    """theta[(l s), (t r)] = A[(l s), m] B[m, (t r)], both block diagonal: one product per
+    sector of the shared bond."""
+    bb = {k[0]: (k[1], blk) for k, blk in b.blocks.items()}
+    out = {}
+    for (q, qm), blk in a.blocks.items():
+        hit = bb.get(qm)
+        if hit is not None:
+            out[(q, hit[0])] = blk @ hit[1]
+    sym = a.symmetry
+    return _structure_class((a.legs[0], b.legs[1]), sym.fuse(a.charge, b.charge))._trusted(out)
+
+
 class _Sites:
     """The MPS during the sweep, each tensor kept in the grouping it was made in: A[(l s), r]
     (a left factor) or A[l, (s r)] (a right factor); regrouped only when the other one is
     needed, and split to A[l, s, r] at the end."""
 
-    def __init__(self, mps):
-        self.forms = [{"plain": a} for a in mps]
+    def __init__(self, mps, xp):
+        self.forms = [{"right": fuse_legs(a, [1, 2], dual=True)} for a in mps]
+        self.xp = xp
 
     def plain(self, i):
         f = self.forms[i]
-        if "plain" not in f:
-            f["plain"] = split_legs(f["left"], 0) if "left" in f else split_legs(f["right"], 1)
-        return f["plain"]
+        return split_legs(f["left"], 0) if "left" in f else split_legs(f["right"], 1)
 
     def left(self, i):
         f = self.forms[i]
         if "left" not in f:
-            f["left"] = fuse_legs(self.plain(i), [0, 1])
+            f["left"] = _right_to_left(f["right"], self.xp)
         return f["left"]
 
     def right(self, i):
         f = self.forms[i]
         if "right" not in f:
-            f["right"] = fuse_legs(self.plain(i), [1, 2], dual=True)
+            f["right"] = _left_to_right(f["left"], self.xp)
         return f["right"]
 
     def set_left(self, i, a):
@@ -398,15 +548,8 @@ class _Sites:
         self.forms[i] = {"right": a}
 
     def max_bond(self):
-        dims = []
-        for f in self.forms:
-            if "plain" in f:
-                dims += [f["plain"].legs[0].dim, f["plain"].legs[2].dim]
-            elif "left" in f:
-                dims.append(f["left"].legs[1].dim)
-            else:
-                dims.append(f["right"].legs[0].dim)
-        return max(dims)
+        return max(f["left"].legs[1].dim if "left" in f else f["right"].legs[0].dim
+                   for f in self.forms)
 
 
 # ----------------------------------------------------------------- initial state
@@ -446,17 +589,57 @@ def _random_mps(mpo, charge, D, dtype, seed):
     return mps
 
 
+def _check_mps0(mpo, mps0, charge):
+    """mps0 must be a symmetric MPS on the MPO's physical legs (module conventions); returns
+    its total charge (the charge of the last right leg), which must agree with ``charge``."""
+    mps0 = list(mps0)
+    where = "symmetric.dmrg: mps0"
+    if len(mps0) != len(mpo) or not all(isinstance(a, SymmetricTensor) and a.ndim == 3
+                                        for a in mps0):
+        raise ShapeError(f"{where} must be {len(mpo)} symmetric tensors A[l, s, r] (one per "
+                         f"MPO tensor).")
+    sym = mpo[0].symmetry
+    for i, (a, w) in enumerate(zip(mps0, mpo)):
+        if a.symmetry != sym or a.charge != sym.identity:
+            raise ShapeError(f"{where}[{i}]: symmetry {a.symmetry}, charge {a.charge!r}; "
+                             f"expected {sym} and the identity (the state's charge sits on "
+                             f"the last right leg).")
+        if a.legs[1] != w.legs[2]:
+            raise ShapeError(f"{where}[{i}]: physical leg {a.legs[1]!r} is not the MPO's "
+                             f"output leg {w.legs[2]!r}.")
+        if i and not mps0[i - 1].legs[2].can_contract(a.legs[0]):
+            raise ShapeError(f"{where}: bond {i - 1} does not contract: "
+                             f"{mps0[i - 1].legs[2]!r} then {a.legs[0]!r}.")
+    first, last = mps0[0].legs[0], mps0[-1].legs[2]
+    if first.sectors != ((sym.identity, 1),) or first.dual or not last.dual or \
+            len(last.sectors) != 1 or last.sectors[0][1] != 1:
+        raise ShapeError(f"{where}: the boundary legs must be {{identity: 1}} (ordinary) on "
+                         f"the left and one sector of dimension 1 (dual) on the right; got "
+                         f"{first!r} and {last!r}.")
+    q = last.charges[0]
+    if charge is not None and charge != q:
+        raise ShapeError(f"{where} has total charge {q!r} but charge={charge!r} was asked "
+                         f"for.")
+    return q
+
+
 # --------------------------------------------------------------------------- DMRG
-def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, schedule=None,
-         cutoff: float = 1e-10, max_sweeps: int = 40, tol: float = 1e-10, ncv: int = 12,
-         seed: int = 0, dtype=None, progress=None):
+_LOOSE_TOL = 1e-4  # the first sweeps' local Lanczos tolerance (as tenferro.tn.dmrg)
+
+
+def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps0=None,
+         schedule=None, cutoff: float = 1e-10, max_sweeps: int = 40, tol: float = 1e-10,
+         ncv: int = 12, seed: int = 0, dtype=None, progress=None):
     """Two-site DMRG ground state of a symmetric MPO (``mpo_from_dense``) in the sector of
-    total ``charge`` (default: the identity, e.g. S_z = 0). Parameters and result
-    (``tenferro.tn.DMRGResult``; its ``mps`` is a list of ``SymmetricTensor``) as
-    ``tenferro.tn.dmrg``: ``max_rank`` bounds the total bond dimension (summed over sectors,
-    truncated on the merged spectrum), ``cutoff`` drops singular values of the normalised
-    two-site tensor below it, ``schedule`` gives the bond dimension per sweep. The ground
-    state search is forward only: it runs on the blocks' arrays (module docstring)."""
+    total ``charge`` (default: the charge of ``mps0`` if given, else the identity, e.g.
+    S_z = 0). Parameters and result (``tenferro.tn.DMRGResult``; its ``mps`` is a list of
+    ``SymmetricTensor``) as ``tenferro.tn.dmrg``, which dispatches here for symmetric MPOs:
+    ``max_rank`` bounds the total bond dimension (summed over sectors, truncated on the merged
+    spectrum), ``cutoff`` drops singular values of the normalised two-site tensor below it,
+    ``schedule`` gives the bond dimension per sweep, ``mps0`` is an initial symmetric MPS
+    ``A[l, s, r]`` (charge conventions in the module docstring; default random in the
+    sector). The ground state search is forward only: it runs on the blocks' arrays (module
+    docstring)."""
     from .._progress import Progress
     from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
 
@@ -465,15 +648,22 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
         raise ShapeError("symmetric.dmrg: the Hamiltonian must be a list of at least two "
                          "symmetric MPO tensors W[l, r, out, in] (see mpo_from_dense).")
     sym = mpo[0].symmetry
-    charge = sym.identity if charge is None else sym.validate(charge, "symmetric.dmrg")
+    charge = None if charge is None else sym.validate(charge, "symmetric.dmrg")
     L = len(mpo)
     device = mpo[0].device
-    dtype = np.dtype(dtype) if dtype is not None else np.result_type(*[w.dtype for w in mpo])
+    if mps0 is not None:
+        charge = _check_mps0(mpo, mps0, charge)
+    charge = sym.identity if charge is None else charge
+    dtype = np.dtype(dtype) if dtype is not None else np.result_type(
+        *[w.dtype for w in list(mpo) + list(mps0 or [])])
     W = [_to_raw(w.astype(dtype)) for w in mpo]
     xp = ops_for(next(iter(W[0].blocks.values()))).xp
     sched = [min(int(x), int(max_rank)) for x in (schedule or default_schedule(max_rank))]
-    mps = _random_mps(mpo, charge, sched[0], dtype, seed)
-    if xp is not np:
+    if mps0 is not None:
+        mps = [_to_raw(a.astype(dtype)) for a in mps0]
+    else:
+        mps = _random_mps(mpo, charge, sched[0], dtype, seed)
+    if xp is not np and mps0 is None:
         mps = [type(a)._trusted({k: xp.asarray(b) for k, b in a.blocks.items()}) for a in mps]
     t0 = time.perf_counter()
 
@@ -484,10 +674,12 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
     a0, al = mps[0].legs[0], mps[-1].legs[2]
     # LW[i] = L_i W_i (sites < i contracted), WR[i] = W_i R_i (sites > i contracted)
     LW, WR = [None] * L, [None] * L
-    Wm = [_mpo_matrices(w) for w in W]
-    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], xp)
+    Wm = [_mpo_matrices(w, xp) for w in W]
+    plans: dict = {}  # environment-build plans per block structure (this run's MPO)
+    packings: dict = {}
+    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], xp, plans)
     WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]),
-                          Wm[L - 1][1], xp)
+                          Wm[L - 1][1], xp, plans)
     # right-canonicalise the random start and build the right environments on the way
     for i in range(L - 1, 0, -1):
         f = fuse_legs(mps[i], [1, 2], dual=True)
@@ -495,11 +687,11 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
         mps[i] = split_legs(Vh, 1)
         mps[i - 1] = tensordot(mps[i - 1], _scale_cols(U, s, xp), ([2], [0]))
         WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], Vh, W[i].legs[0]), Wm[i - 1][1],
-                              xp)
-    sites = _Sites(mps)
+                              xp, plans)
+    sites = _Sites(mps, xp)
     energies, energy, prev = [], math.nan, math.nan
     converged, disc_max, sweep = False, 0.0, 0
-    local_tol = 1e-4
+    local_tol = _LOOSE_TOL
     with Progress("symmetric DMRG", max_sweeps, progress) as p:
         for sweep in range(max_sweeps):
             D = sched[min(sweep, len(sched) - 1)]
@@ -508,17 +700,12 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                      else [(i, False) for i in range(L - 2, -1, -1)])
             for i, right in order:
                 # theta[(l s), (t r)] from A_i as [(l s), r] and A_{i+1} as [l, (t r)]
-                theta = tensordot(sites.left(i), sites.right(i + 1), ([1], [0]))
-                pk = _Packing(type(theta), xp)
-                heff = _Heff(LW[i], WR[i + 1], xp)
-
-                def mv(v, heff=heff, pk=pk):
-                    out = xp.zeros_like(v)
-                    heff(pk.views(v), pk.views(out))
-                    return out
-
-                v0 = pk.pack(theta, theta.blocks[next(iter(theta.blocks))])
-                energy, v, k = _lowest(mv, v0, local_tol, ncv, xp)
+                theta = _theta(sites.left(i), sites.right(i + 1))
+                pk = packings.get(type(theta))
+                if pk is None:
+                    pk = packings[type(theta)] = _Packing(type(theta), xp)
+                v0 = pk.pack(theta, dtype)
+                energy, v, k = _lowest(_Heff(LW[i], WR[i + 1], pk, xp), v0, local_tol, ncv, xp)
                 nmv += k
                 U, s, Vh, disc = _split_theta(pk.unpack(v), xp, D, cutoff)
                 disc_max = max(disc_max, disc)
@@ -526,18 +713,25 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                     sites.set_left(i, U)
                     sites.set_right(i + 1, _scale_rows(Vh, s, xp))
                     LW[i + 1] = _build_lw(_next_left(LW[i], U, W[i].legs[1]), W[i + 1],
-                                          Wm[i + 1][0], xp)
+                                          Wm[i + 1][0], xp, plans)
                 else:
                     sites.set_left(i, _scale_cols(U, s, xp))
                     sites.set_right(i + 1, Vh)
                     WR[i] = _build_wr(W[i], _next_right(WR[i + 1], Vh, W[i + 1].legs[0]),
-                                      Wm[i][1], xp)
+                                      Wm[i][1], xp, plans)
             energies.append(energy)
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
             p.update(sweep + 1, E=energy, dE=change, D=sites.max_bond(), products=nmv,
                      discarded=disc_max)
+            used = local_tol
             converged, local_tol = sweep_outcome(energy, change, tol, local_tol,
                                                  D >= sched[-1] and sweep >= len(sched) - 1)
+            if converged and used >= _LOOSE_TOL:
+                # a warm start (mps0) barely moves under the first sweeps' loose local
+                # tolerance: an unchanged energy is no convergence until the solves tightened
+                converged = False
+                local_tol = min(_LOOSE_TOL, max(1e-12, math.sqrt(
+                    change / max(abs(energy), 1e-300)) * 1e-3))
             if converged:
                 break
             prev = energy

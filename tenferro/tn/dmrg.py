@@ -173,7 +173,20 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     ``tol * |E|``, or after ``max_sweeps``.
     ``mps0``: initial MPS (default: random, bond dimension schedule[0], from ``seed``).
     ``ncv``: Lanczos Krylov dimension. ``progress``: a line per sweep (None: global setting).
-    Returns ``DMRGResult``."""
+    Returns ``DMRGResult``.
+
+    A symmetric MPO (``tenferro.symmetric.mpo_from_dense``) runs the block-sparse DMRG
+    (``tenferro.symmetric.dmrg``, same parameters and result, ``mps0`` symmetric, sector: the
+    charge of ``mps0`` or the identity)."""
+    # symmetric tensors: dispatch to the block-sparse implementation
+    from ..symmetric.tensor import SymmetricTensor
+
+    if isinstance(mpo, Sequence) and any(isinstance(w, SymmetricTensor) for w in mpo):
+        from ..symmetric.dmrg import dmrg as symmetric_dmrg
+
+        return symmetric_dmrg(mpo, max_rank, mps0=mps0, schedule=schedule, cutoff=cutoff,
+                              max_sweeps=max_sweeps, tol=tol, ncv=ncv, seed=seed, dtype=dtype,
+                              progress=progress)
     _check(mpo)
     L = len(mpo)
     d = [int(w.shape[2]) for w in mpo]
