@@ -113,12 +113,17 @@ def exact_ground_energy(L: int, n_up: int, n_dn: int, t: float = 1.0, U: float =
 
 def lieb_wu_energy(U: float, t: float = 1.0) -> float:
     """Ground-state energy per site of the infinite chain at half filling (Lieb and Wu 1968):
-    e = -4 t int_0^inf J0(w) J1(w) / (w (1 + exp(w U / (2 t)))) dw."""
+    e = -4 t int_0^inf J0(w) J1(w) / (w (1 + exp(w U / (2 t)))) dw, for U > 0 (the
+    integrand is cut where the exponential leaves less than 1e-17); U = 0 is the free
+    chain, -4 t / pi."""
+    if U == 0:
+        return -4.0 * t / math.pi
+
     def f(w):
         return scipy.special.j0(w) * scipy.special.j1(w) / (w * (1.0 + math.exp(
             min(w * U / (2 * t), 700.0))))
 
-    val, _ = scipy.integrate.quad(f, 0.0, np.inf, limit=400)
+    val, _ = scipy.integrate.quad(f, 0.0, 80.0 * t / U, limit=2000)
     return -4.0 * t * val
 
 

@@ -211,11 +211,11 @@ def _build_lw(L, W, Wl, xp, cache) -> _LeftEnv:
         lb = L.blocks[lkey]
         b, w, k = lb.shape
         t = wcat @ lb.transpose(1, 0, 2).reshape(w, b * k)  # [(v s' s) stacked, b k]
-        for r0, r1, v, d2, d, g, ro, co in ents:
+        for r0, r1, v, d2, d, g, ro, co in ents:  # every entry of LW has one term: assign
             if d2 == d == 1:
-                views[g][ro:ro + b, :, co:co + k] += t[r0:r1].reshape(v, b, k).transpose(1, 0, 2)
+                views[g][ro:ro + b, :, co:co + k] = t[r0:r1].reshape(v, b, k).transpose(1, 0, 2)
             else:
-                views[g][ro:ro + b * d2, :, co:co + k * d] += t[r0:r1].reshape(
+                views[g][ro:ro + b * d2, :, co:co + k * d] = t[r0:r1].reshape(
                     v, d2, d, b, k).transpose(3, 1, 0, 4, 2).reshape(b * d2, v, k * d)
     return _LeftEnv(arrays, rows, row)
 
@@ -255,13 +255,13 @@ def _build_wr(W, R, Wr, xp, cache) -> dict:
     for rkey, wcat, ents in ops:
         rb = R.blocks[rkey]
         dd, u, c = rb.shape
-        t = wcat @ rb.transpose(1, 0, 2).reshape(u, dd * c)  # [(w t' t) stacked, d c]
-        for r0, r1, v, d2, d, k, ro, co in ents:
+        t = wcat @ rb.transpose(1, 2, 0).reshape(u, c * dd)  # [(w t' t) stacked, c d]
+        for r0, r1, v, d2, d, k, ro, co in ents:  # every entry of WR has one term: assign
             if d2 == d == 1:
-                out[k][:, co:co + c, ro:ro + dd] += t[r0:r1].reshape(v, dd, c).transpose(0, 2, 1)
+                out[k][:, co:co + c, ro:ro + dd] = t[r0:r1].reshape(v, c, dd)
             else:
-                out[k][:, co:co + d * c, ro:ro + d2 * dd] += t[r0:r1].reshape(
-                    v, d2, d, dd, c).transpose(0, 2, 4, 1, 3).reshape(v, d * c, d2 * dd)
+                out[k][:, co:co + d * c, ro:ro + d2 * dd] = t[r0:r1].reshape(
+                    v, d2, d, c, dd).transpose(0, 2, 3, 1, 4).reshape(v, d * c, d2 * dd)
     groups: dict = {}
     for (qv, q, q2), a in out.items():
         v, n, n2 = a.shape
@@ -360,10 +360,13 @@ class _Heff:
             if ops:
                 plan.append((o[i], o[i + 1], pk.shapes[i], arr, ops))
         self.plan = plan
+        self.out = xp.zeros((o[-1],), dtype=next(iter(LW.arrays.values())).dtype)
+        self.outs = pk.views(self.out)
 
     def __call__(self, v):
-        out = self.xp.zeros_like(v)
-        outs = self.pk.views(out)
+        """H_eff v into a buffer this object owns: valid until the next call."""
+        out, outs = self.out, self.outs
+        out[:] = 0
         for a, b, shape, arr, ops in self.plan:
             t = arr @ v[a:b].reshape(shape)
             for lo, hi, m2, w, j in ops:
@@ -372,7 +375,8 @@ class _Heff:
 
 
 def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
-    """Lowest eigenpair of the Hermitian map ``mv`` on flat arrays: Lanczos with full
+    """Lowest eigenpair of the Hermitian map ``mv`` on flat arrays (its result may be a
+    buffer reused by the next call: it is read once): Lanczos with full
     reorthogonalisation, restarted from the Ritz vector (warm starts make one or two restarts
     the rule). Converged when ||H x - e x|| <= tol * max(1, |e|). Returns (e, x, products).
     Forward only, on the array namespace: the tenferro Krylov solvers' per-operation cost
@@ -398,7 +402,7 @@ def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
         for j in range(m):
             a = dot(V[j], w)
             T[j, j] = a
-            w -= a * V[j]
+            w = w - a * V[j]  # (a new array: mv's result is its own buffer)
             if j:
                 w -= T[j, j - 1] * V[j - 1]
             Vj = V[: j + 1]
