@@ -113,18 +113,37 @@ def _to_tensors(x: SymmetricTensor, device) -> SymmetricTensor:
 #   of ``(qd, array [v n, n'])``, ``n'`` the output column sector ``(t' d)``.
 #
 # Built block pair by block pair into place (every output entry gets exactly one term).
-_OFFSETS: dict = {}
+_PAIRS: dict = {}
 
 
-def _offsets(leg):
-    """sub-charges -> (fused charge, offset) of a fused leg (cached)."""
-    hit = _OFFSETS.get(leg)
-    if hit is None:
-        hit = {sub: (qf, off) for qf, (entries, _) in leg.fusion_map().items()
-               for sub, off, _dims in entries}
-        if len(_OFFSETS) > 4096:
-            _OFFSETS.clear()
-        _OFFSETS[leg] = hit
+def _pair_fusion(a: Leg, b: Leg, dual: bool):
+    """Where each sector pair of legs ``a``, ``b`` sits in their fusion (as
+    ``legs.fused_leg((a, b), dual)`` lays it out: fused charges sorted, pairs in C order):
+    ``({(qa, qb): (fused charge, offset)}, {fused charge: dim})``. The environment builds
+    need only this, not the fused ``Leg``: a bond's sector dimensions change with every
+    truncation, so each step fuses new legs, and building them (with their validation)
+    was a tenth of the run. Cached by value."""
+    key = (a, b, dual)
+    hit = _PAIRS.get(key)
+    if hit is not None:
+        return hit
+    sym = a.symmetry
+    groups: dict = {}
+    for qa, da in a.sectors:
+        ea = sym.dual(qa) if a.dual else qa
+        for qb, db in b.sectors:
+            q = sym.fuse(ea, sym.dual(qb) if b.dual else qb)
+            groups.setdefault(sym.dual(q) if dual else q, []).append(((qa, qb), da * db))
+    where, dims = {}, {}
+    for qf in sorted(groups):
+        off = 0
+        for pair, n in groups[qf]:
+            where[pair] = (qf, off)
+            off += n
+        dims[qf] = off
+    if len(_PAIRS) > 4096:
+        _PAIRS.clear()
+    _PAIRS[key] = hit = (where, dims)
     return hit
 
 
@@ -154,12 +173,12 @@ def _mpo_matrices(W, xp):
 
 
 class _LeftEnv:
-    """``LW`` stacked per input row charge (module comment); ``row`` is theta's row leg."""
+    """``LW`` stacked per input row charge (module comment), with the row ranges."""
 
-    __slots__ = ("arrays", "rows", "row")
+    __slots__ = ("arrays", "rows")
 
-    def __init__(self, arrays, rows, row):
-        self.arrays, self.rows, self.row = arrays, rows, row
+    def __init__(self, arrays, rows):
+        self.arrays, self.rows = arrays, rows
 
 
 def _lw_plan(L, W, Wl, cache):
@@ -167,10 +186,9 @@ def _lw_plan(L, W, Wl, cache):
     hit = cache.get(key)
     if hit is not None:
         return hit
-    row = fused_leg((L.legs[0], W.legs[2]), False)
-    col = fused_leg((L.legs[2], W.legs[3]), True)
-    rmap, cmap = _offsets(row), _offsets(col)
-    vleg = W.legs[1]
+    rmap, rdim = _pair_fusion(L.legs[0], W.legs[2], False)
+    cmap, cdim = _pair_fusion(L.legs[2], W.legs[3], True)
+    vdim = dict(W.legs[1].sectors)
     ops, groups = [], {}
     for lkey in L.blocks:
         qb, qw, qk = lkey
@@ -187,20 +205,20 @@ def _lw_plan(L, W, Wl, cache):
     shapes, place = {}, {}
     for q, g in groups.items():
         off = 0
-        m = col.sector_dim(q)
+        m = cdim[q]
         for qv, q2 in sorted(g):
-            m2, v = row.sector_dim(q2), vleg.sector_dim(qv)
+            m2, v = rdim[q2], vdim[qv]
             place[(q, qv, q2)] = (q, off, off + m2 * v, (m2, v, m))
             off += m2 * v
         shapes[q] = (off, m)
-    plan = (row, shapes, place, ops)
+    plan = (shapes, place, ops)
     cache[key] = plan
     return plan
 
 
 def _build_lw(L, W, Wl, xp, cache) -> _LeftEnv:
     """LW[(b s'), v, (k s)] = sum_w L[b, w, k] W[w, v, s', s], stacked (module comment)."""
-    row, shapes, place, ops = _lw_plan(L, W, Wl, cache)
+    shapes, place, ops = _lw_plan(L, W, Wl, cache)
     dtype = next(iter(L.blocks.values())).dtype
     arrays = {q: xp.zeros(s, dtype=dtype) for q, s in shapes.items()}
     views, rows = {}, {}
@@ -217,7 +235,7 @@ def _build_lw(L, W, Wl, xp, cache) -> _LeftEnv:
             else:
                 views[g][ro:ro + b * d2, :, co:co + k * d] = t[r0:r1].reshape(
                     v, d2, d, b, k).transpose(3, 1, 0, 4, 2).reshape(b * d2, v, k * d)
-    return _LeftEnv(arrays, rows, row)
+    return _LeftEnv(arrays, rows)
 
 
 def _wr_plan(W, R, Wr, cache):
@@ -225,9 +243,8 @@ def _wr_plan(W, R, Wr, cache):
     hit = cache.get(key)
     if hit is not None:
         return hit
-    row = fused_leg((W.legs[2], R.legs[0]), True)  # (t' d): theta's column leg
-    col = fused_leg((W.legs[3], R.legs[2]), False)  # (t c): its flip
-    rmap, cmap = _offsets(row), _offsets(col)
+    rmap, rdim = _pair_fusion(W.legs[2], R.legs[0], True)  # (t' d): theta's column leg
+    cmap, cdim = _pair_fusion(W.legs[3], R.legs[2], False)  # (t c): its flip
     ops, shapes = [], {}
     for rkey in R.blocks:
         qd, qu, qc = rkey
@@ -238,7 +255,7 @@ def _wr_plan(W, R, Wr, cache):
         for (qv, _, qt2, qt), r0, r1, v, d2, d in hit[1]:
             q2, ro = rmap[(qt2, qd)]
             q, co = cmap[(qt, qc)]
-            shapes[(qv, q, q2)] = (v, col.sector_dim(q), row.sector_dim(q2))
+            shapes[(qv, q, q2)] = (v, cdim[q], rdim[q2])
             ents.append((r0, r1, v, d2, d, (qv, q, q2), ro, co))
         ops.append((rkey, hit[0], ents))
     plan = (shapes, ops)
@@ -480,7 +497,7 @@ def _right_to_left(x, xp):
     lleg, col = x.legs
     sleg, rleg = col.fused_from
     row = fused_leg((lleg, sleg), False)
-    rmap, cfmap = _offsets(row), col.fusion_map()
+    rmap, cfmap = _pair_fusion(lleg, sleg, False)[0], col.fusion_map()
     out = {}
     for (ql, qf), blk in x.blocks.items():
         dl = blk.shape[0]
@@ -498,7 +515,7 @@ def _left_to_right(x, xp):
     row, rleg = x.legs
     lleg, sleg = row.fused_from
     col = fused_leg((sleg, rleg), True)
-    cmap, rfmap = _offsets(col), row.fusion_map()
+    cmap, rfmap = _pair_fusion(sleg, rleg, True)[0], row.fusion_map()
     out = {}
     for (qf, qr), blk in x.blocks.items():
         dr = blk.shape[1]
