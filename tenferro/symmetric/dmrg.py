@@ -29,12 +29,12 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.linalg.lapack import dstev as _dstev
 
 import tenferro as tf
 
 from ..errors import ShapeError
 from ._blockops import ops_for
-from .contract import tensordot
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Symmetry
 from .legs import Leg, fused_leg, leg_from_charges
@@ -99,7 +99,7 @@ def _to_raw(x: SymmetricTensor) -> SymmetricTensor:
 
 
 def _to_tensors(x: SymmetricTensor, device) -> SymmetricTensor:
-    return type(x)({k: tf.asarray(b, device=device) for k, b in x.blocks.items()})
+    return type(x)._trusted({k: tf.asarray(b, device=device) for k, b in x.blocks.items()})
 
 
 # ------------------------------------------------------------------ environments
@@ -411,35 +411,46 @@ def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
     x = v0 / math.sqrt(dot(v0, v0)) if n else v0
     nmv, e, res, b = 0, 0.0, math.inf, math.inf
     V = xp.zeros((m, n), dtype=v0.dtype)
-    T = np.zeros((m, m))
     for _ in range(maxiter):
         V[0] = x
         w = mv(x)
         nmv += 1
+        alphas, betas = [], []
         for j in range(m):
             a = dot(V[j], w)
-            T[j, j] = a
+            alphas.append(a)
             w = w - a * V[j]  # (a new array: mv's result is its own buffer)
             if j:
-                w -= T[j, j - 1] * V[j - 1]
+                w -= betas[-1] * V[j - 1]
             Vj = V[: j + 1]
             w -= ((Vj.conj() if cplx else Vj) @ w) @ Vj  # full reorthogonalisation
             b = math.sqrt(dot(w, w))
-            evals, evecs = np.linalg.eigh(T[: j + 1, : j + 1])
-            e, y = float(evals[0]), evecs[:, 0]
+            e, y = _tridiagonal_lowest(alphas, betas)
             res = b * abs(y[-1])
             if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)) or j == m - 1:
                 break
-            T[j, j + 1] = T[j + 1, j] = b
+            betas.append(b)
             V[j + 1] = w / b
             w = mv(V[j + 1])
             nmv += 1
         x = xp.asarray(y.astype(V.dtype)) @ V[: j + 1]
         x = x / math.sqrt(dot(x, x))
-        T[:] = 0.0
         if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)):
             break
     return e, x, nmv
+
+
+def _tridiagonal_lowest(alphas, betas):
+    """Lowest eigenpair of the real symmetric tridiagonal matrix (diagonal ``alphas``,
+    off-diagonal ``betas``): LAPACK's stev directly (numpy's eigh costs three times as much
+    in argument checks at these sizes)."""
+    if len(alphas) == 1:
+        return float(alphas[0]), np.ones(1)
+    w, z, info = _dstev(np.asarray(alphas), np.asarray(betas))
+    if info != 0:  # pragma: no cover - stev does not fail on finite input
+        T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)
+        w, z = np.linalg.eigh(T)
+    return float(w[0]), z[:, 0]
 
 
 def _host(a):
@@ -546,8 +557,8 @@ class _Sites:
     (a left factor) or A[l, (s r)] (a right factor); regrouped only when the other one is
     needed, and split to A[l, s, r] at the end."""
 
-    def __init__(self, mps, xp):
-        self.forms = [{"right": fuse_legs(a, [1, 2], dual=True)} for a in mps]
+    def __init__(self, rights, xp):
+        self.forms = [{"right": a} for a in rights]
         self.xp = xp
 
     def plain(self, i):
@@ -705,15 +716,17 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], xp, plans)
     WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]),
                           Wm[L - 1][1], xp, plans)
-    # right-canonicalise the random start and build the right environments on the way
+    # right-canonicalise the start (kept as right factors A[l, (s r)]) and build the right
+    # environments on the way
+    rights = [None] * L
+    cur = fuse_legs(mps[L - 1], [1, 2], dual=True)
     for i in range(L - 1, 0, -1):
-        f = fuse_legs(mps[i], [1, 2], dual=True)
-        US, Vh, _ = _split_theta(f, xp, None, None, False)
-        mps[i] = split_legs(Vh, 1)
-        mps[i - 1] = tensordot(mps[i - 1], US, ([2], [0]))
-        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], Vh, W[i].legs[0]), Wm[i - 1][1],
-                              xp, plans)
-    sites = _Sites(mps, xp)
+        US, rights[i], _ = _split_theta(cur, xp, None, None, False)
+        cur = _left_to_right(_theta(fuse_legs(mps[i - 1], [0, 1]), US), xp)
+        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], rights[i], W[i].legs[0]),
+                              Wm[i - 1][1], xp, plans)
+    rights[0] = cur
+    sites = _Sites(rights, xp)
     energies, energy, prev = [], math.nan, math.nan
     converged, disc_max, sweep = False, 0.0, 0
     local_tol = _LOOSE_TOL
