@@ -590,8 +590,16 @@ class _Sites:
 
 # ----------------------------------------------------------------- initial state
 def _random_mps(mpo, charge, D, dtype, seed):
-    """A random MPS with every bond sector reachable from both ends, sector dimension
-    max(1, D // number of sectors), right-canonical (tensors of arrays)."""
+    """A random MPS in the sector ``charge``: on every bond the ``max(1, D // 4)`` central
+    charges of those reachable from both ends (fewer kept sectors than D, each of dimension
+    D // their number), right-canonicalised by the caller (tensors of arrays).
+
+    Why central and few: two-site DMRG moves a bond's charge distribution only slowly, so a
+    start spread over every reachable sector (dozens of dimension 1 mid-chain) can freeze
+    into a poor charge profile for several sweeps (Heisenberg L=64, D=128: 7-12 sweeps over
+    seeds 0-3, against 7 for every seed with this start and for the dense DMRG). If the
+    windows do not connect into a state (no path through them), every reachable sector is
+    used."""
     sym = mpo[0].symmetry
     phys = [w.legs[2] for w in mpo]
     L = len(mpo)
@@ -602,12 +610,24 @@ def _random_mps(mpo, charge, D, dtype, seed):
     right[L] = {charge}
     for i in range(L - 1, -1, -1):
         right[i] = {sym.fuse(q, sym.dual(s)) for q in right[i + 1] for s in phys[i].charges}
+    reach = [sorted(left[k] & right[k]) for k in range(L + 1)]
+    if not all(reach):
+        raise ShapeError(f"symmetric.dmrg: no state of total charge {charge!r} exists for this "
+                         f"chain.")
+    keep = max(1, D // 4)
+    window = [qs[(len(qs) - keep) // 2:(len(qs) - keep) // 2 + keep] if len(qs) > keep
+              else qs for qs in reach]
+    # keep only charges on a path through the windows, from both ends
+    for i in range(L):
+        nxt = {sym.fuse(q, s) for q in window[i] for s in phys[i].charges}
+        window[i + 1] = [q for q in window[i + 1] if q in nxt]
+    for i in range(L - 1, -1, -1):
+        prv = {sym.fuse(q, sym.dual(s)) for q in window[i + 1] for s in phys[i].charges}
+        window[i] = [q for q in window[i] if q in prv]
+    if not all(window):
+        window = reach
     bonds = []
-    for k in range(L + 1):
-        qs = sorted(left[k] & right[k])
-        if not qs:
-            raise ShapeError(f"symmetric.dmrg: no state of total charge {charge!r} exists for "
-                             f"this chain.")
+    for k, qs in enumerate(window):
         dim = max(1, D // len(qs))
         bonds.append(Leg(sym, tuple((q, 1 if k in (0, L) else dim) for q in qs)))
     rng = np.random.default_rng(seed)
