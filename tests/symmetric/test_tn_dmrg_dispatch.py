@@ -58,3 +58,17 @@ def test_mps0_errors():
         tf.tn.dmrg(Hs, 8, mps0=r.mps[:-1], progress=False)
     with pytest.raises(ShapeError, match="symmetric MPO tensors"):
         tf.tn.dmrg([Hs[0]] + list(M.heisenberg_mpo(L))[1:], 8, progress=False)
+
+
+def test_random_start_does_not_freeze_the_charge_profile():
+    """The random start keeps a few central charges per bond: a start spread over every
+    reachable sector (dozens of dimension 1 mid-chain) took 8-9 sweeps here, depending on the
+    seed, where a connected central window converges in 7 for every seed."""
+    L = 48
+    Hs = S.mpo_from_dense(M.heisenberg_mpo(L), UP_DOWN)
+    energies = []
+    for seed in range(3):
+        r = S.dmrg(Hs, 32, schedule=[8, 16, 32], seed=seed, progress=False)
+        assert r.converged and r.sweeps <= 7
+        energies.append(r.energy)
+    assert max(energies) - min(energies) < 1e-8
