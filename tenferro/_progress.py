@@ -174,6 +174,6 @@ def _fmt(key, v):
         v = float(v)
     except (TypeError, ValueError):
         return str(v)
-    if key in _FULL:
+    if key in _FULL or not math.isfinite(v):
         return repr(v)  # all the digits: the late ones are the ones that change
     return f"{v:.3e}" if v != int(v) or abs(v) >= 1e6 else f"{int(v)}"

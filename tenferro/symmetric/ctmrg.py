@@ -174,13 +174,14 @@ def _sorted_values(s) -> np.ndarray:
 
 
 def ctmrg(a: SymmetricTensor, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10,
-          env=None, progress=None) -> CTMEnv:
+          env=None, progress=None, callback=None) -> CTMEnv:
     """``tenferro.tn.ctmrg`` for a symmetric site tensor ``a[u, l, d, r]`` (four equal legs with
     self-dual charges, identity total charge, real): the environment ``C``, ``T`` are
     ``SymmetricTensor``s and the projectors come from the block SVD truncated across sectors
     to ``chi``. ``tol`` compares the sorted corner spectrum between iterations (2-norm);
     ``tol=None`` runs ``max_iter`` iterations (needed under ``jit``). ``env``: a ``CTMEnv`` or
-    ``(C, T)`` (default ``ctm_init(a)``). Differentiable in ``a`` through every iteration."""
+    ``(C, T)`` (default ``ctm_init(a)``). Differentiable in ``a`` through every iteration.
+    ``progress``/``callback``: the per-iteration record of ``tenferro.tn.ctmrg``."""
     a = _check_site("ctmrg", a)
     if int(chi) < 1 or int(max_iter) < 1:
         raise ValueError(f"symmetric.ctmrg: chi and max_iter must be >= 1 (got {chi}, "
@@ -190,7 +191,8 @@ def ctmrg(a: SymmetricTensor, chi: int, *, max_iter: int = 100, tol: float | Non
     else:
         C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
     prev, delta, converged, it, s = None, math.nan, False, 0, None
-    with Progress("CTMRG", max_iter, progress) as p:
+    watch = dict(fixed=True) if tol is None else dict(monitor="delta", tol=tol)
+    with Progress("CTMRG", max_iter, progress, callback=callback, **watch) as p:
         for it in range(1, max_iter + 1):
             C, T, s = ctmrg_step(a, C, T, chi)
             if tol is None:
@@ -275,7 +277,8 @@ def heisenberg_energy(A: SymmetricTensor, chi: int, *, J: float = 1.0,
 
 
 def ctmrg_dispatch(a, chi, *, max_iter, tol, env, progress, projector="svd",
-                   multiplet_tol=None, checkpoint=False, implicit=False) -> CTMEnv:
+                   multiplet_tol=None, checkpoint=False, implicit=False,
+                   callback=None) -> CTMEnv:
     """``tenferro.tn.ctmrg`` on a symmetric site tensor: the options this implementation has;
     the others raise rather than being ignored."""
     unsupported = [name for name, given in (("projector='eigh'", projector != "svd"),
@@ -286,4 +289,5 @@ def ctmrg_dispatch(a, chi, *, max_iter, tol, env, progress, projector="svd",
         raise ValueError(f"ctmrg: {', '.join(unsupported)} is not supported for symmetric site "
                          f"tensors (tenferro.symmetric.ctmrg: block SVD projector, unrolled "
                          f"differentiation); use the dense tenferro.tn.ctmrg on to_dense(a).")
-    return ctmrg(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress)
+    return ctmrg(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
+                 callback=callback)

@@ -29,12 +29,12 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.linalg.lapack import dstev as _dstev
 
 import tenferro as tf
 
 from ..errors import ShapeError
 from ._blockops import ops_for
-from .contract import tensordot
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Symmetry
 from .legs import Leg, fused_leg, leg_from_charges
@@ -99,150 +99,232 @@ def _to_raw(x: SymmetricTensor) -> SymmetricTensor:
 
 
 def _to_tensors(x: SymmetricTensor, device) -> SymmetricTensor:
-    return type(x)({k: tf.asarray(b, device=device) for k, b in x.blocks.items()})
+    return type(x)._trusted({k: tf.asarray(b, device=device) for k, b in x.blocks.items()})
 
 
 # ------------------------------------------------------------------ environments
-# LW[(qv, q', q)]: array [R, v, C] = sum_w L[b, w, k] W[w, v, s', s], rows (b s') fused into
-# theta's row leg, columns (k s) into its flip; WR[(qv, qd, qc)]: array [v, R', C] =
-# sum_u W[v, u, t', t] R[d, u, c], R' = (t' d) as theta's column leg, C = (t c). Built block
-# pair by block pair into place, so a product H_eff theta is two matrix products per term.
-def _offsets(leg):
-    return {sub: (qf, off) for qf, (entries, _) in leg.fusion_map().items()
-            for sub, off, _dims in entries}
+# The enlarged environments are stored in the layouts the matvec multiplies with, so a product
+# H_eff theta does no copying or regrouping:
+#
+# * left, ``LW = L W_i``: per input row charge ``q`` of theta (columns ``(k s)``), one array
+#   ``[(sum over (qv, q') of m' v), m]`` stacking the blocks ``LW[(b s'), v, (k s)]`` of every
+#   MPO sector ``qv`` and output row charge ``q'`` (``rows[q]`` gives their ranges);
+# * right, ``WR = W_{i+1} R``: per ``(qv, qc)`` (qc the input column charge ``(t c)``) a list
+#   of ``(qd, array [v n, n'])``, ``n'`` the output column sector ``(t' d)``.
+#
+# Built block pair by block pair into place (every output entry gets exactly one term).
+_PAIRS: dict = {}
 
 
-def _mpo_matrices(W):
-    """Per MPO block: as [v s' s, w] (for the left build) and [v t' t, u] (right build)."""
-    left, right = {}, {}
+def _pair_fusion(a: Leg, b: Leg, dual: bool):
+    """Where each sector pair of legs ``a``, ``b`` sits in their fusion (as
+    ``legs.fused_leg((a, b), dual)`` lays it out: fused charges sorted, pairs in C order):
+    ``({(qa, qb): (fused charge, offset)}, {fused charge: dim})``. The environment builds
+    need only this, not the fused ``Leg``: a bond's sector dimensions change with every
+    truncation, so each step fuses new legs, and building them (with their validation)
+    was a tenth of the run. Cached by value."""
+    key = (a, b, dual)
+    hit = _PAIRS.get(key)
+    if hit is not None:
+        return hit
+    sym = a.symmetry
+    groups: dict = {}
+    for qa, da in a.sectors:
+        ea = sym.dual(qa) if a.dual else qa
+        for qb, db in b.sectors:
+            q = sym.fuse(ea, sym.dual(qb) if b.dual else qb)
+            groups.setdefault(sym.dual(q) if dual else q, []).append(((qa, qb), da * db))
+    where, dims = {}, {}
+    for qf in sorted(groups):
+        off = 0
+        for pair, n in groups[qf]:
+            where[pair] = (qf, off)
+            off += n
+        dims[qf] = off
+    if len(_PAIRS) > 4096:
+        _PAIRS.clear()
+    _PAIRS[key] = hit = (where, dims)
+    return hit
+
+
+def _mpo_matrices(W, xp):
+    """W[w, v, s', s] grouped by its left (right) MPO charge, every block of a group stacked
+    into one matrix: [(v s' s) stacked, w] for the left build, [(w t' t) stacked, v] for the
+    right one; each entry (key, row range, dim of the free MPO leg, physical dims)."""
+    groups = ({}, {})
     for k, b in W.blocks.items():
         w, v, d2, d = b.shape
-        left.setdefault(k[0], []).append((k, b.transpose(1, 2, 3, 0).reshape(v * d2 * d, w)))
-        right.setdefault(k[1], []).append((k, b.transpose(0, 2, 3, 1).reshape(w * d2 * d, v)))
-    return left, right
+        groups[0].setdefault(k[0], []).append((k, b.transpose(1, 2, 3, 0).reshape(-1, w),
+                                               v, d2, d))
+        groups[1].setdefault(k[1], []).append((k, b.transpose(0, 2, 3, 1).reshape(-1, v),
+                                               w, d2, d))
+    out = []
+    for g in groups:
+        side = {}
+        for q, items in g.items():
+            mats, ents, off = [], [], 0
+            for k, m, f, d2, d in items:
+                ents.append((k, off, off + m.shape[0], f, d2, d))
+                mats.append(m)
+                off += m.shape[0]
+            side[q] = (mats[0] if len(mats) == 1 else xp.concatenate(mats, axis=0), ents)
+        out.append(side)
+    return out
 
 
-def _build_lw(L, W, Wm, xp):
-    """LW[(qv, q', q)] = [R, v, C] from L[b, w, k] and W[w, v, s', s] (module comment)."""
-    row = fused_leg((L.legs[0], W.legs[2]), False)
-    col = fused_leg((L.legs[2], W.legs[3]), True)
-    rmap, cmap = _offsets(row), _offsets(col)
-    out = {}
-    for (qb, qw, qk), lb in L.blocks.items():
-        b, w, k = lb.shape
-        lm = lb.transpose(1, 0, 2).reshape(w, b * k)
-        for (_, qv, qs2, qs), wm in Wm.get(qw, ()):
+class _LeftEnv:
+    """``LW`` stacked per input row charge (module comment), with the row ranges."""
+
+    __slots__ = ("arrays", "rows")
+
+    def __init__(self, arrays, rows):
+        self.arrays, self.rows = arrays, rows
+
+
+def _lw_plan(L, W, Wl, cache):
+    key = ("lw", type(L), tuple(L.blocks), id(W))
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    rmap, rdim = _pair_fusion(L.legs[0], W.legs[2], False)
+    cmap, cdim = _pair_fusion(L.legs[2], W.legs[3], True)
+    vdim = dict(W.legs[1].sectors)
+    ops, groups = [], {}
+    for lkey in L.blocks:
+        qb, qw, qk = lkey
+        hit = Wl.get(qw)
+        if hit is None:
+            continue
+        ents = []
+        for (_, qv, qs2, qs), r0, r1, v, d2, d in hit[1]:
             q2, ro = rmap[(qb, qs2)]
             q, co = cmap[(qk, qs)]
-            d2, d = W.legs[2].sector_dim(qs2), W.legs[3].sector_dim(qs)
-            v = wm.shape[0] // (d2 * d)
-            t = (wm @ lm).reshape(v, d2, d, b, k).transpose(3, 1, 0, 4, 2)
-            key = (qv, q2, q)
-            blk = out.get(key)
-            if blk is None:
-                blk = out[key] = xp.zeros((row.sector_dim(q2), v, col.sector_dim(q)),
-                                          dtype=t.dtype)
-            blk[ro:ro + b * d2, :, co:co + k * d] += t.reshape(b * d2, v, k * d)
-    return out
+            groups.setdefault(q, set()).add((qv, q2))
+            ents.append((r0, r1, v, d2, d, (q, qv, q2), ro, co))
+        ops.append((lkey, hit[0], ents))
+    shapes, place = {}, {}
+    for q, g in groups.items():
+        off = 0
+        m = cdim[q]
+        for qv, q2 in sorted(g):
+            m2, v = rdim[q2], vdim[qv]
+            place[(q, qv, q2)] = (q, off, off + m2 * v, (m2, v, m))
+            off += m2 * v
+        shapes[q] = (off, m)
+    plan = (shapes, place, ops)
+    cache[key] = plan
+    return plan
 
 
-def _build_wr(W, R, Wm, xp):
-    """WR[(qv, qd, qc)] = [v, R', C] from W[v, u, t', t] and R[d, u, c] (module comment)."""
-    row = fused_leg((W.legs[2], R.legs[0]), True)  # (t' d): theta's column leg
-    col = fused_leg((W.legs[3], R.legs[2]), False)  # (t c): its flip
-    rmap, cmap = _offsets(row), _offsets(col)
-    out = {}
-    for (qd, qu, qc), rb in R.blocks.items():
-        dd, u, c = rb.shape
-        rm = rb.transpose(1, 0, 2).reshape(u, dd * c)
-        for (qv, _, qt2, qt), wm in Wm.get(qu, ()):
+def _build_lw(L, W, Wl, xp, cache) -> _LeftEnv:
+    """LW[(b s'), v, (k s)] = sum_w L[b, w, k] W[w, v, s', s], stacked (module comment)."""
+    shapes, place, ops = _lw_plan(L, W, Wl, cache)
+    dtype = next(iter(L.blocks.values())).dtype
+    arrays = {q: xp.zeros(s, dtype=dtype) for q, s in shapes.items()}
+    views, rows = {}, {}
+    for g, (q, lo, hi, shape) in place.items():
+        views[g] = arrays[q][lo:hi].reshape(shape)
+        rows.setdefault(q, []).append((g[1], g[2], shape[0], shape[1], lo, hi))
+    for lkey, wcat, ents in ops:
+        lb = L.blocks[lkey]
+        b, w, k = lb.shape
+        t = wcat @ lb.transpose(1, 0, 2).reshape(w, b * k)  # [(v s' s) stacked, b k]
+        for r0, r1, v, d2, d, g, ro, co in ents:  # every entry of LW has one term: assign
+            if d2 == d == 1:
+                views[g][ro:ro + b, :, co:co + k] = t[r0:r1].reshape(v, b, k).transpose(1, 0, 2)
+            else:
+                views[g][ro:ro + b * d2, :, co:co + k * d] = t[r0:r1].reshape(
+                    v, d2, d, b, k).transpose(3, 1, 0, 4, 2).reshape(b * d2, v, k * d)
+    return _LeftEnv(arrays, rows)
+
+
+def _wr_plan(W, R, Wr, cache):
+    key = ("wr", type(R), tuple(R.blocks), id(W))
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    rmap, rdim = _pair_fusion(W.legs[2], R.legs[0], True)  # (t' d): theta's column leg
+    cmap, cdim = _pair_fusion(W.legs[3], R.legs[2], False)  # (t c): its flip
+    ops, shapes = [], {}
+    for rkey in R.blocks:
+        qd, qu, qc = rkey
+        hit = Wr.get(qu)
+        if hit is None:
+            continue
+        ents = []
+        for (qv, _, qt2, qt), r0, r1, v, d2, d in hit[1]:
             q2, ro = rmap[(qt2, qd)]
             q, co = cmap[(qt, qc)]
-            d2, d = W.legs[2].sector_dim(qt2), W.legs[3].sector_dim(qt)
-            v = wm.shape[0] // (d2 * d)
-            t = (wm @ rm).reshape(v, d2, d, dd, c).transpose(0, 1, 3, 2, 4)
-            key = (qv, q2, q)
-            blk = out.get(key)
-            if blk is None:
-                blk = out[key] = xp.zeros((v, row.sector_dim(q2), col.sector_dim(q)),
-                                          dtype=t.dtype)
-            blk[:, ro:ro + d2 * dd, co:co + d * c] += t.reshape(v, d2 * dd, d * c)
-    return out
+            shapes[(qv, q, q2)] = (v, cdim[q], rdim[q2])
+            ents.append((r0, r1, v, d2, d, (qv, q, q2), ro, co))
+        ops.append((rkey, hit[0], ents))
+    plan = (shapes, ops)
+    cache[key] = plan
+    return plan
 
 
-def _next_left(LW, U, wleg):
+def _build_wr(W, R, Wr, xp, cache) -> dict:
+    """WR: {(qv, qc): [(qd, [v n, n'])]} from W[v, u, t', t] and R[d, u, c] (module
+    comment)."""
+    shapes, ops = _wr_plan(W, R, Wr, cache)
+    dtype = next(iter(R.blocks.values())).dtype
+    out = {k: xp.zeros(s, dtype=dtype) for k, s in shapes.items()}
+    for rkey, wcat, ents in ops:
+        rb = R.blocks[rkey]
+        dd, u, c = rb.shape
+        t = wcat @ rb.transpose(1, 2, 0).reshape(u, c * dd)  # [(w t' t) stacked, c d]
+        for r0, r1, v, d2, d, k, ro, co in ents:  # every entry of WR has one term: assign
+            if d2 == d == 1:
+                out[k][:, co:co + c, ro:ro + dd] = t[r0:r1].reshape(v, c, dd)
+            else:
+                out[k][:, co:co + d * c, ro:ro + d2 * dd] = t[r0:r1].reshape(
+                    v, d2, d, c, dd).transpose(0, 2, 3, 1, 4).reshape(v, d * c, d2 * dd)
+    groups: dict = {}
+    for (qv, q, q2), a in out.items():
+        v, n, n2 = a.shape
+        groups.setdefault((qv, q), []).append((q2, a.reshape(v * n, n2)))
+    return groups
+
+
+def _next_left(LW: _LeftEnv, U, wleg):
     """L'[b', v, k'] = conj(U)[(b s'), b'] LW[(b s'), v, (k s)] U[(k s), k']."""
     bond = U.legs[1]
     ub = {k[0]: b for k, b in U.blocks.items()}
     out = {}
-    for (qv, q2, q), lw in LW.items():
-        if q2 not in ub or q not in ub:
+    for q, arr in LW.arrays.items():
+        u = ub.get(q)
+        if u is None:
             continue
-        R, v, C = lw.shape
-        u2, u = ub[q2], ub[q]
-        t = u2.conj().T @ lw.reshape(R, v * C)  # [b', v * C]
-        t = (t.reshape(-1, C) @ u).reshape(u2.shape[1], v, u.shape[1])
-        out[(q2, qv, q)] = t
+        au = arr @ u  # [(m' v) stacked, k']
+        kk = u.shape[1]
+        for qv, q2, m2, v, lo, hi in LW.rows[q]:
+            u2 = ub.get(q2)
+            if u2 is None:
+                continue
+            out[(q2, qv, q)] = (u2.conj().T @ au[lo:hi].reshape(m2, v * kk)).reshape(
+                u2.shape[1], v, kk)
     return _structure_class((bond.flip(), wleg, bond), bond.symmetry.identity)._trusted(out)
 
 
-def _next_right(WR, Vh, uleg):
+def _next_right(WR: dict, Vh, uleg):
     """R'[d', v, c'] = Vh[c', (t c)] WR[v, (t' d), (t c)] conj(Vh)[d', (t' d)]."""
     bond = Vh.legs[0]
     vb = {k[1]: (k[0], b) for k, b in Vh.blocks.items()}
     out = {}
-    for (qv, q2, q), wr in WR.items():
-        if q not in vb or q2 not in vb:
+    for (qv, q), items in WR.items():
+        hit = vb.get(q)
+        if hit is None:
             continue
-        (qc, vc), (qd, vd) = vb[q], vb[q2]
-        t = (vd.conj() @ wr) @ vc.T  # [v, d', c']
-        out[(qd, qv, qc)] = t.transpose(1, 0, 2)
-    return _structure_class((bond.flip(), uleg, bond), bond.symmetry.identity)._trusted(out)
-
-
-class _Heff:
-    """theta -> H_eff theta = sum_v LW[v] theta WR[v]^T on the blocks of theta. Per theta
-    block: one matrix product with the LW blocks of every MPO sector stacked, then one with
-    each WR block."""
-
-    def __init__(self, LW, WR, xp):
-        wr = {}
-        for (qv, qd, qc), b in WR.items():
-            v, n2, n = b.shape
-            wr.setdefault((qv, qc), []).append((qd, b.transpose(0, 2, 1).reshape(v * n, n2)))
-        by_q: dict = {}
-        for (qv, q2, q), b in LW.items():
-            by_q.setdefault(q, []).append((qv, q2, b))
-        self.terms = {}
-        for q, items in by_q.items():
-            rows, off, mats = [], 0, []
-            for qv, q2, b in items:
-                m2, v, m = b.shape
-                rows.append((qv, q2, m2, off, off + m2 * v))
-                mats.append(b.reshape(m2 * v, m))
-                off += m2 * v
-            stacked = mats[0] if len(mats) == 1 else xp.concatenate(mats, axis=0)
-            self.terms[q] = (stacked, rows)
-        self.wr = wr
-
-    def __call__(self, blocks: dict, out: dict):
-        """Adds H_eff theta into ``out`` (views of the result vector) block by block."""
-        wr = self.wr
-        for (q, qc), th in blocks.items():
-            hit = self.terms.get(q)
-            if hit is None:
+        qc, vc = hit
+        for q2, a in items:
+            hit2 = vb.get(q2)
+            if hit2 is None:
                 continue
-            stacked, rows = hit
-            t = stacked @ th
-            for qv, q2, m2, lo, hi in rows:
-                ws = wr.get((qv, qc))
-                if not ws:
-                    continue
-                tq = t[lo:hi].reshape(m2, -1)
-                for qd, w in ws:
-                    o = out.get((q2, qd))
-                    if o is not None:
-                        o += tq @ w
+            qd, vd = hit2
+            n = vc.shape[1]
+            t = (a @ vd.conj().T).reshape(-1, n, vd.shape[0])  # [v, (t c), d']
+            out[(qd, qv, qc)] = (vc @ t).transpose(2, 0, 1)  # [d', v, c']
+    return _structure_class((bond.flip(), uleg, bond), bond.symmetry.identity)._trusted(out)
 
 
 class _Packing:
@@ -254,32 +336,64 @@ class _Packing:
         self.shapes = [tuple(l.sector_dim(q) for l, q in zip(cls.legs, k)) for k in self.keys]
         sizes = [math.prod(s) for s in self.shapes]
         self.offsets = list(itertools.accumulate(sizes, initial=0))
+        self.index = {k: i for i, k in enumerate(self.keys)}
 
-    def pack(self, x: SymmetricTensor, like):
-        return self.pack_blocks(x.blocks, like)
-
-    def pack_blocks(self, blocks: dict, like):
+    def pack(self, x: SymmetricTensor, dtype):
         parts = []
         for k, s in zip(self.keys, self.shapes):
-            b = blocks.get(k)
+            b = x.blocks.get(k)
             parts.append(self.xp.reshape(b, (-1,)) if b is not None
-                         else self.xp.zeros((math.prod(s),), dtype=like.dtype))
+                         else self.xp.zeros((math.prod(s),), dtype=dtype))
         return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
 
-    def views(self, v) -> dict:
+    def views(self, v) -> list:
         """The blocks of the flat array ``v`` as views (writing to them writes to ``v``)."""
         o = self.offsets
-        return {k: v[o[i]:o[i + 1]].reshape(s)
-                for i, (k, s) in enumerate(zip(self.keys, self.shapes))}
+        return [v[o[i]:o[i + 1]].reshape(s) for i, s in enumerate(self.shapes)]
 
     def unpack(self, v) -> SymmetricTensor:
-        o = self.offsets
-        return self.cls._trusted({k: self.xp.reshape(v[o[i]:o[i + 1]], s)
-                                  for i, (k, s) in enumerate(zip(self.keys, self.shapes))})
+        return self.cls._trusted(dict(zip(self.keys, self.views(v))))
+
+
+class _Heff:
+    """theta -> H_eff theta = sum_v LW[v] theta WR[v]^T on the flat vector of theta's blocks,
+    with a plan made once per local problem: per theta block, one product with the stacked
+    LW of its row charge, then one per (MPO sector, output block) with a WR block."""
+
+    def __init__(self, LW: _LeftEnv, WR: dict, pk: _Packing, xp):
+        self.pk, self.xp = pk, xp
+        o = pk.offsets
+        plan = []
+        for i, (q, qc) in enumerate(pk.keys):
+            arr = LW.arrays.get(q)
+            if arr is None:
+                continue
+            ops = []
+            for qv, q2, m2, _v, lo, hi in LW.rows[q]:
+                for qd, w in WR.get((qv, qc), ()):
+                    j = pk.index.get((q2, qd))
+                    if j is not None:
+                        ops.append((lo, hi, m2, w, j))
+            if ops:
+                plan.append((o[i], o[i + 1], pk.shapes[i], arr, ops))
+        self.plan = plan
+        self.out = xp.zeros((o[-1],), dtype=next(iter(LW.arrays.values())).dtype)
+        self.outs = pk.views(self.out)
+
+    def __call__(self, v):
+        """H_eff v into a buffer this object owns: valid until the next call."""
+        out, outs = self.out, self.outs
+        out[:] = 0
+        for a, b, shape, arr, ops in self.plan:
+            t = arr @ v[a:b].reshape(shape)
+            for lo, hi, m2, w, j in ops:
+                outs[j] += t[lo:hi].reshape(m2, -1) @ w
+        return out
 
 
 def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
-    """Lowest eigenpair of the Hermitian map ``mv`` on flat arrays: Lanczos with full
+    """Lowest eigenpair of the Hermitian map ``mv`` on flat arrays (its result may be a
+    buffer reused by the next call: it is read once): Lanczos with full
     reorthogonalisation, restarted from the Ritz vector (warm starts make one or two restarts
     the rule). Converged when ||H x - e x|| <= tol * max(1, |e|). Returns (e, x, products).
     Forward only, on the array namespace: the tenferro Krylov solvers' per-operation cost
@@ -287,24 +401,31 @@ def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
     symmetric blocks' products."""
     n = v0.shape[0]
     m = max(1, min(ncv, n))
-    x = v0 / float(np.linalg.norm(_host(v0))) if n else v0
-    nmv = 0
-    e = 0.0
+    cplx = np.dtype(v0.dtype).kind == "c"
+    if xp is np:
+        def dot(a, b):
+            return float(np.vdot(a, b).real)
+    else:
+        def dot(a, b):
+            return float(np.real(_host(xp.sum(xp.conj(a) * b))))
+    x = v0 / math.sqrt(dot(v0, v0)) if n else v0
+    nmv, e, res, b = 0, 0.0, math.inf, math.inf
+    V = xp.zeros((m, n), dtype=v0.dtype)
     for _ in range(maxiter):
-        V = xp.zeros((m, n), dtype=v0.dtype)
         V[0] = x
-        alphas, betas = [], []
         w = mv(x)
         nmv += 1
+        alphas, betas = [], []
         for j in range(m):
-            a = float(np.real(_host(xp.sum(xp.conj(V[j]) * w))))
+            a = dot(V[j], w)
             alphas.append(a)
-            w = w - a * V[j] - (betas[-1] * V[j - 1] if j else 0)
-            w = w - (xp.conj(V[: j + 1]) @ w) @ V[: j + 1]  # full reorthogonalisation
-            b = float(np.linalg.norm(_host(w)))
-            T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)
-            evals, evecs = np.linalg.eigh(T)
-            e, y = float(evals[0]), evecs[:, 0]
+            w = w - a * V[j]  # (a new array: mv's result is its own buffer)
+            if j:
+                w -= betas[-1] * V[j - 1]
+            Vj = V[: j + 1]
+            w -= ((Vj.conj() if cplx else Vj) @ w) @ Vj  # full reorthogonalisation
+            b = math.sqrt(dot(w, w))
+            e, y = _tridiagonal_lowest(alphas, betas)
             res = b * abs(y[-1])
             if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)) or j == m - 1:
                 break
@@ -312,57 +433,123 @@ def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
             V[j + 1] = w / b
             w = mv(V[j + 1])
             nmv += 1
-        x = xp.asarray(y.astype(V.dtype)) @ V[: len(alphas)]
-        x = x / float(np.linalg.norm(_host(x)))
+        x = xp.asarray(y.astype(V.dtype)) @ V[: j + 1]
+        x = x / math.sqrt(dot(x, x))
         if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)):
             break
     return e, x, nmv
+
+
+def _tridiagonal_lowest(alphas, betas):
+    """Lowest eigenpair of the real symmetric tridiagonal matrix (diagonal ``alphas``,
+    off-diagonal ``betas``): LAPACK's stev directly (numpy's eigh costs three times as much
+    in argument checks at these sizes)."""
+    if len(alphas) == 1:
+        return float(alphas[0]), np.ones(1)
+    w, z, info = _dstev(np.asarray(alphas), np.asarray(betas))
+    if info != 0:  # pragma: no cover - stev does not fail on finite input
+        T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)
+        w, z = np.linalg.eigh(T)
+    return float(w[0]), z[:, 0]
 
 
 def _host(a):
     return a if isinstance(a, np.ndarray) else np.asarray(a.get() if hasattr(a, "get") else a)
 
 
-def _split_theta(theta, xp, max_rank, cutoff):
-    """Block-wise SVD of the block-diagonal theta[(l s), (t r)], truncated on the merged
-    spectrum (``tenferro.linalg.truncation_rank``), singular values renormalised. Returns
-    (U[(l s), bond], s per sector, Vh[bond, (t r)], discarded weight)."""
-    parts = {}
-    for (q, qc), blk in theta.blocks.items():
-        u, s, vh = xp.linalg.svd(blk, full_matrices=False)
-        parts[q] = (qc, u, np.asarray(s), vh)
-    merged = np.concatenate([p[2] for p in parts.values()])
-    owner = np.concatenate([[i] * len(p[2]) for i, p in enumerate(parts.values())])
+def _truncate(spectra, max_rank, cutoff):
+    """Per block, how many of its values (descending) survive the truncation of the merged
+    spectrum of the normalised state (``tenferro.linalg.truncation_rank``); also the kept
+    and the total weight."""
+    merged = np.concatenate(spectra)
+    owner = np.repeat(np.arange(len(spectra)), [len(x) for x in spectra])
     order = np.argsort(-merged, kind="stable")
     total = float(np.sum(merged ** 2))
     r = tf.linalg.truncation_rank(merged[order] / math.sqrt(total) if total > 0 else
                                   merged[order], max_rank=max_rank, cutoff=cutoff)
-    counts = np.bincount(owner[order[:r]], minlength=len(parts))
-    kept = float(np.sum(merged[order[:r]] ** 2))
+    counts = np.bincount(owner[order[:r]], minlength=len(spectra))
+    return counts, float(np.sum(merged[order[:r]] ** 2)), total
+
+
+def _split_theta(theta, xp, max_rank, cutoff, right):
+    """Split the block-diagonal theta[(l s), (t r)] into A[(l s), bond] B[bond, (t r)] by a
+    block-wise SVD truncated on the merged spectrum of all sectors, the state renormalised.
+    ``right``: A is the isometry and B carries the singular values (moving right), else the
+    reverse. Returns (A, B, discarded weight). (The eigenvectors of the Gram matrices would
+    be cheaper, but at D = 128 the kept spectrum reaches 1e-6 of the largest value, where
+    their square roots are rounding noise.)"""
+    parts = []
+    for (q, qc), blk in theta.blocks.items():
+        u, sv, vh = xp.linalg.svd(blk, full_matrices=False)
+        parts.append((q, qc, u, _host(sv), vh))
+    counts, kept, total = _truncate([p[3] for p in parts], max_rank, cutoff)
     scale = 1.0 / math.sqrt(kept) if kept > 0 else 1.0
     sym = theta.symmetry
     row, col = theta.legs
-    secs, Ub, Sb, Vb = [], {}, {}, {}
-    for n, (q, (qc, u, s, vh)) in zip(counts, parts.items()):
+    secs, Ab, Bb = [], {}, {}
+    for n, (q, qc, u, sv, vh) in zip(counts, parts):
         n = int(n)
         if n == 0:
             continue
         secs.append((q, n))
-        Ub[(q, q)], Sb[q], Vb[(q, qc)] = u[:, :n], s[:n] * scale, vh[:n]
+        sn = xp.asarray(sv[:n] * scale, dtype=u.dtype)
+        if right:
+            Ab[(q, q)], Bb[(q, qc)] = u[:, :n], sn[:, None] * vh[:n]
+        else:
+            Ab[(q, q)], Bb[(q, qc)] = u[:, :n] * sn[None, :], vh[:n]
     bond = Leg(sym, tuple(sorted(secs)), dual=True)
-    U = _structure_class((row, bond), sym.identity)._trusted(Ub)
-    Vh = _structure_class((bond.flip(), col), theta.charge)._trusted(Vb)
-    return U, Sb, Vh, max(0.0, 1.0 - kept / total) if total > 0 else 0.0
+    A = _structure_class((row, bond), sym.identity)._trusted(Ab)
+    B = _structure_class((bond.flip(), col), theta.charge)._trusted(Bb)
+    return A, B, max(0.0, 1.0 - kept / total) if total > 0 else 0.0
 
 
-def _scale_rows(Vh, s, xp):
-    return type(Vh)._trusted({k: xp.asarray(s[k[0]], dtype=b.dtype)[:, None] * b
-                              for k, b in Vh.blocks.items()})
+def _right_to_left(x, xp):
+    """A[l, (s r)] -> A[(l s), r]: the same entries regrouped (every entry has one place)."""
+    lleg, col = x.legs
+    sleg, rleg = col.fused_from
+    row = fused_leg((lleg, sleg), False)
+    rmap, cfmap = _pair_fusion(lleg, sleg, False)[0], col.fusion_map()
+    out = {}
+    for (ql, qf), blk in x.blocks.items():
+        dl = blk.shape[0]
+        for (qs, qr), off, (ds, dr) in cfmap[qf][0]:
+            q, ro = rmap[(ql, qs)]
+            o = out.get((q, qr))
+            if o is None:
+                o = out[(q, qr)] = xp.zeros((row.sector_dim(q), dr), dtype=blk.dtype)
+            o[ro:ro + dl * ds] = blk[:, off:off + ds * dr].reshape(dl * ds, dr)
+    return _structure_class((row, rleg), x.charge)._trusted(out)
 
 
-def _scale_cols(U, s, xp):
-    return type(U)._trusted({k: b * xp.asarray(s[k[1]], dtype=b.dtype)[None, :]
-                             for k, b in U.blocks.items()})
+def _left_to_right(x, xp):
+    """A[(l s), r] -> A[l, (s r)] (the inverse regrouping)."""
+    row, rleg = x.legs
+    lleg, sleg = row.fused_from
+    col = fused_leg((sleg, rleg), True)
+    cmap, rfmap = _pair_fusion(sleg, rleg, True)[0], row.fusion_map()
+    out = {}
+    for (qf, qr), blk in x.blocks.items():
+        dr = blk.shape[1]
+        for (ql, qs), off, (dl, ds) in rfmap[qf][0]:
+            q, co = cmap[(qs, qr)]
+            o = out.get((ql, q))
+            if o is None:
+                o = out[(ql, q)] = xp.zeros((dl, col.sector_dim(q)), dtype=blk.dtype)
+            o[:, co:co + ds * dr] = blk[off:off + dl * ds].reshape(dl, ds * dr)
+    return _structure_class((lleg, col), x.charge)._trusted(out)
+
+
+def _theta(a, b):
+    """theta[(l s), (t r)] = A[(l s), m] B[m, (t r)], both block diagonal: one product per
+    sector of the shared bond."""
+    bb = {k[0]: (k[1], blk) for k, blk in b.blocks.items()}
+    out = {}
+    for (q, qm), blk in a.blocks.items():
+        hit = bb.get(qm)
+        if hit is not None:
+            out[(q, hit[0])] = blk @ hit[1]
+    sym = a.symmetry
+    return _structure_class((a.legs[0], b.legs[1]), sym.fuse(a.charge, b.charge))._trusted(out)
 
 
 class _Sites:
@@ -370,25 +557,24 @@ class _Sites:
     (a left factor) or A[l, (s r)] (a right factor); regrouped only when the other one is
     needed, and split to A[l, s, r] at the end."""
 
-    def __init__(self, mps):
-        self.forms = [{"plain": a} for a in mps]
+    def __init__(self, rights, xp):
+        self.forms = [{"right": a} for a in rights]
+        self.xp = xp
 
     def plain(self, i):
         f = self.forms[i]
-        if "plain" not in f:
-            f["plain"] = split_legs(f["left"], 0) if "left" in f else split_legs(f["right"], 1)
-        return f["plain"]
+        return split_legs(f["left"], 0) if "left" in f else split_legs(f["right"], 1)
 
     def left(self, i):
         f = self.forms[i]
         if "left" not in f:
-            f["left"] = fuse_legs(self.plain(i), [0, 1])
+            f["left"] = _right_to_left(f["right"], self.xp)
         return f["left"]
 
     def right(self, i):
         f = self.forms[i]
         if "right" not in f:
-            f["right"] = fuse_legs(self.plain(i), [1, 2], dual=True)
+            f["right"] = _left_to_right(f["left"], self.xp)
         return f["right"]
 
     def set_left(self, i, a):
@@ -398,21 +584,22 @@ class _Sites:
         self.forms[i] = {"right": a}
 
     def max_bond(self):
-        dims = []
-        for f in self.forms:
-            if "plain" in f:
-                dims += [f["plain"].legs[0].dim, f["plain"].legs[2].dim]
-            elif "left" in f:
-                dims.append(f["left"].legs[1].dim)
-            else:
-                dims.append(f["right"].legs[0].dim)
-        return max(dims)
+        return max(f["left"].legs[1].dim if "left" in f else f["right"].legs[0].dim
+                   for f in self.forms)
 
 
 # ----------------------------------------------------------------- initial state
 def _random_mps(mpo, charge, D, dtype, seed):
-    """A random MPS with every bond sector reachable from both ends, sector dimension
-    max(1, D // number of sectors), right-canonical (tensors of arrays)."""
+    """A random MPS in the sector ``charge``: on every bond the ``max(1, D // 4)`` central
+    charges of those reachable from both ends (fewer kept sectors than D, each of dimension
+    D // their number), right-canonicalised by the caller (tensors of arrays).
+
+    Why central and few: two-site DMRG moves a bond's charge distribution only slowly, so a
+    start spread over every reachable sector (dozens of dimension 1 mid-chain) can freeze
+    into a poor charge profile for several sweeps (Heisenberg L=64, D=128: 7-12 sweeps over
+    seeds 0-3, against 7 for every seed with this start and for the dense DMRG). If the
+    windows do not connect into a state (no path through them), every reachable sector is
+    used."""
     sym = mpo[0].symmetry
     phys = [w.legs[2] for w in mpo]
     L = len(mpo)
@@ -423,12 +610,24 @@ def _random_mps(mpo, charge, D, dtype, seed):
     right[L] = {charge}
     for i in range(L - 1, -1, -1):
         right[i] = {sym.fuse(q, sym.dual(s)) for q in right[i + 1] for s in phys[i].charges}
+    reach = [sorted(left[k] & right[k]) for k in range(L + 1)]
+    if not all(reach):
+        raise ShapeError(f"symmetric.dmrg: no state of total charge {charge!r} exists for this "
+                         f"chain.")
+    keep = max(1, D // 4)
+    window = [qs[(len(qs) - keep) // 2:(len(qs) - keep) // 2 + keep] if len(qs) > keep
+              else qs for qs in reach]
+    # keep only charges on a path through the windows, from both ends
+    for i in range(L):
+        nxt = {sym.fuse(q, s) for q in window[i] for s in phys[i].charges}
+        window[i + 1] = [q for q in window[i + 1] if q in nxt]
+    for i in range(L - 1, -1, -1):
+        prv = {sym.fuse(q, sym.dual(s)) for q in window[i + 1] for s in phys[i].charges}
+        window[i] = [q for q in window[i] if q in prv]
+    if not all(window):
+        window = reach
     bonds = []
-    for k in range(L + 1):
-        qs = sorted(left[k] & right[k])
-        if not qs:
-            raise ShapeError(f"symmetric.dmrg: no state of total charge {charge!r} exists for "
-                             f"this chain.")
+    for k, qs in enumerate(window):
         dim = max(1, D // len(qs))
         bonds.append(Leg(sym, tuple((q, 1 if k in (0, L) else dim) for q in qs)))
     rng = np.random.default_rng(seed)
@@ -446,17 +645,57 @@ def _random_mps(mpo, charge, D, dtype, seed):
     return mps
 
 
+def _check_mps0(mpo, mps0, charge):
+    """mps0 must be a symmetric MPS on the MPO's physical legs (module conventions); returns
+    its total charge (the charge of the last right leg), which must agree with ``charge``."""
+    mps0 = list(mps0)
+    where = "symmetric.dmrg: mps0"
+    if len(mps0) != len(mpo) or not all(isinstance(a, SymmetricTensor) and a.ndim == 3
+                                        for a in mps0):
+        raise ShapeError(f"{where} must be {len(mpo)} symmetric tensors A[l, s, r] (one per "
+                         f"MPO tensor).")
+    sym = mpo[0].symmetry
+    for i, (a, w) in enumerate(zip(mps0, mpo)):
+        if a.symmetry != sym or a.charge != sym.identity:
+            raise ShapeError(f"{where}[{i}]: symmetry {a.symmetry}, charge {a.charge!r}; "
+                             f"expected {sym} and the identity (the state's charge sits on "
+                             f"the last right leg).")
+        if a.legs[1] != w.legs[2]:
+            raise ShapeError(f"{where}[{i}]: physical leg {a.legs[1]!r} is not the MPO's "
+                             f"output leg {w.legs[2]!r}.")
+        if i and not mps0[i - 1].legs[2].can_contract(a.legs[0]):
+            raise ShapeError(f"{where}: bond {i - 1} does not contract: "
+                             f"{mps0[i - 1].legs[2]!r} then {a.legs[0]!r}.")
+    first, last = mps0[0].legs[0], mps0[-1].legs[2]
+    if first.sectors != ((sym.identity, 1),) or first.dual or not last.dual or \
+            len(last.sectors) != 1 or last.sectors[0][1] != 1:
+        raise ShapeError(f"{where}: the boundary legs must be {{identity: 1}} (ordinary) on "
+                         f"the left and one sector of dimension 1 (dual) on the right; got "
+                         f"{first!r} and {last!r}.")
+    q = last.charges[0]
+    if charge is not None and charge != q:
+        raise ShapeError(f"{where} has total charge {q!r} but charge={charge!r} was asked "
+                         f"for.")
+    return q
+
+
 # --------------------------------------------------------------------------- DMRG
-def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, schedule=None,
-         cutoff: float = 1e-10, max_sweeps: int = 40, tol: float = 1e-10, ncv: int = 12,
-         seed: int = 0, dtype=None, progress=None):
+_LOOSE_TOL = 1e-4  # the first sweeps' local Lanczos tolerance (as tenferro.tn.dmrg)
+
+
+def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps0=None,
+         schedule=None, cutoff: float = 1e-10, max_sweeps: int = 40, tol: float = 1e-10,
+         ncv: int = 12, seed: int = 0, dtype=None, progress=None, callback=None):
     """Two-site DMRG ground state of a symmetric MPO (``mpo_from_dense``) in the sector of
-    total ``charge`` (default: the identity, e.g. S_z = 0). Parameters and result
-    (``tenferro.tn.DMRGResult``; its ``mps`` is a list of ``SymmetricTensor``) as
-    ``tenferro.tn.dmrg``: ``max_rank`` bounds the total bond dimension (summed over sectors,
-    truncated on the merged spectrum), ``cutoff`` drops singular values of the normalised
-    two-site tensor below it, ``schedule`` gives the bond dimension per sweep. The ground
-    state search is forward only: it runs on the blocks' arrays (module docstring)."""
+    total ``charge`` (default: the charge of ``mps0`` if given, else the identity, e.g.
+    S_z = 0). Parameters and result (``tenferro.tn.DMRGResult``; its ``mps`` is a list of
+    ``SymmetricTensor``) as ``tenferro.tn.dmrg``, which dispatches here for symmetric MPOs:
+    ``max_rank`` bounds the total bond dimension (summed over sectors, truncated on the merged
+    spectrum), ``cutoff`` drops singular values of the normalised two-site tensor below it,
+    ``schedule`` gives the bond dimension per sweep, ``mps0`` is an initial symmetric MPS
+    ``A[l, s, r]`` (charge conventions in the module docstring; default random in the
+    sector). The ground state search is forward only: it runs on the blocks' arrays (module
+    docstring). ``progress``/``callback``: the per-sweep record of ``tenferro.tn.dmrg``."""
     from .._progress import Progress
     from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
 
@@ -465,15 +704,22 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
         raise ShapeError("symmetric.dmrg: the Hamiltonian must be a list of at least two "
                          "symmetric MPO tensors W[l, r, out, in] (see mpo_from_dense).")
     sym = mpo[0].symmetry
-    charge = sym.identity if charge is None else sym.validate(charge, "symmetric.dmrg")
+    charge = None if charge is None else sym.validate(charge, "symmetric.dmrg")
     L = len(mpo)
     device = mpo[0].device
-    dtype = np.dtype(dtype) if dtype is not None else np.result_type(*[w.dtype for w in mpo])
+    if mps0 is not None:
+        charge = _check_mps0(mpo, mps0, charge)
+    charge = sym.identity if charge is None else charge
+    dtype = np.dtype(dtype) if dtype is not None else np.result_type(
+        *[w.dtype for w in list(mpo) + list(mps0 or [])])
     W = [_to_raw(w.astype(dtype)) for w in mpo]
     xp = ops_for(next(iter(W[0].blocks.values()))).xp
     sched = [min(int(x), int(max_rank)) for x in (schedule or default_schedule(max_rank))]
-    mps = _random_mps(mpo, charge, sched[0], dtype, seed)
-    if xp is not np:
+    if mps0 is not None:
+        mps = [_to_raw(a.astype(dtype)) for a in mps0]
+    else:
+        mps = _random_mps(mpo, charge, sched[0], dtype, seed)
+    if xp is not np and mps0 is None:
         mps = [type(a)._trusted({k: xp.asarray(b) for k, b in a.blocks.items()}) for a in mps]
     t0 = time.perf_counter()
 
@@ -484,23 +730,28 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
     a0, al = mps[0].legs[0], mps[-1].legs[2]
     # LW[i] = L_i W_i (sites < i contracted), WR[i] = W_i R_i (sites > i contracted)
     LW, WR = [None] * L, [None] * L
-    Wm = [_mpo_matrices(w) for w in W]
-    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], xp)
+    Wm = [_mpo_matrices(w, xp) for w in W]
+    plans: dict = {}  # environment-build plans per block structure (this run's MPO)
+    packings: dict = {}
+    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], xp, plans)
     WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]),
-                          Wm[L - 1][1], xp)
-    # right-canonicalise the random start and build the right environments on the way
+                          Wm[L - 1][1], xp, plans)
+    # right-canonicalise the start (kept as right factors A[l, (s r)]) and build the right
+    # environments on the way
+    rights = [None] * L
+    cur = fuse_legs(mps[L - 1], [1, 2], dual=True)
     for i in range(L - 1, 0, -1):
-        f = fuse_legs(mps[i], [1, 2], dual=True)
-        U, s, Vh, _ = _split_theta(f, xp, None, None)
-        mps[i] = split_legs(Vh, 1)
-        mps[i - 1] = tensordot(mps[i - 1], _scale_cols(U, s, xp), ([2], [0]))
-        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], Vh, W[i].legs[0]), Wm[i - 1][1],
-                              xp)
-    sites = _Sites(mps)
+        US, rights[i], _ = _split_theta(cur, xp, None, None, False)
+        cur = _left_to_right(_theta(fuse_legs(mps[i - 1], [0, 1]), US), xp)
+        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], rights[i], W[i].legs[0]),
+                              Wm[i - 1][1], xp, plans)
+    rights[0] = cur
+    sites = _Sites(rights, xp)
     energies, energy, prev = [], math.nan, math.nan
     converged, disc_max, sweep = False, 0.0, 0
-    local_tol = 1e-4
-    with Progress("symmetric DMRG", max_sweeps, progress) as p:
+    local_tol = _LOOSE_TOL
+    with Progress("symmetric DMRG", max_sweeps, progress, monitor="dE", tol=None,
+                  callback=callback) as p:
         for sweep in range(max_sweeps):
             D = sched[min(sweep, len(sched) - 1)]
             disc_max, nmv = 0.0, 0
@@ -508,36 +759,38 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, sch
                      else [(i, False) for i in range(L - 2, -1, -1)])
             for i, right in order:
                 # theta[(l s), (t r)] from A_i as [(l s), r] and A_{i+1} as [l, (t r)]
-                theta = tensordot(sites.left(i), sites.right(i + 1), ([1], [0]))
-                pk = _Packing(type(theta), xp)
-                heff = _Heff(LW[i], WR[i + 1], xp)
-
-                def mv(v, heff=heff, pk=pk):
-                    out = xp.zeros_like(v)
-                    heff(pk.views(v), pk.views(out))
-                    return out
-
-                v0 = pk.pack(theta, theta.blocks[next(iter(theta.blocks))])
-                energy, v, k = _lowest(mv, v0, local_tol, ncv, xp)
+                theta = _theta(sites.left(i), sites.right(i + 1))
+                pk = packings.get(type(theta))
+                if pk is None:
+                    pk = packings[type(theta)] = _Packing(type(theta), xp)
+                v0 = pk.pack(theta, dtype)
+                energy, v, k = _lowest(_Heff(LW[i], WR[i + 1], pk, xp), v0, local_tol, ncv, xp)
                 nmv += k
-                U, s, Vh, disc = _split_theta(pk.unpack(v), xp, D, cutoff)
+                A, B, disc = _split_theta(pk.unpack(v), xp, D, cutoff, right)
                 disc_max = max(disc_max, disc)
+                sites.set_left(i, A)
+                sites.set_right(i + 1, B)
                 if right:
-                    sites.set_left(i, U)
-                    sites.set_right(i + 1, _scale_rows(Vh, s, xp))
-                    LW[i + 1] = _build_lw(_next_left(LW[i], U, W[i].legs[1]), W[i + 1],
-                                          Wm[i + 1][0], xp)
+                    LW[i + 1] = _build_lw(_next_left(LW[i], A, W[i].legs[1]), W[i + 1],
+                                          Wm[i + 1][0], xp, plans)
                 else:
-                    sites.set_left(i, _scale_cols(U, s, xp))
-                    sites.set_right(i + 1, Vh)
-                    WR[i] = _build_wr(W[i], _next_right(WR[i + 1], Vh, W[i + 1].legs[0]),
-                                      Wm[i][1], xp)
+                    WR[i] = _build_wr(W[i], _next_right(WR[i + 1], B, W[i + 1].legs[0]),
+                                      Wm[i][1], xp, plans)
             energies.append(energy)
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
-            p.update(sweep + 1, E=energy, dE=change, D=sites.max_bond(), products=nmv,
-                     discarded=disc_max)
+            p.tol = tol * max(abs(energy), 1e-300)  # the convergence test's threshold
+            p.min_left = max(len(sched) - 1 - sweep, 0)  # sweeps before the final D
+            p.update(sweep + 1, energy=energy, dE=energy - prev, D=sites.max_bond(),
+                     trunc_err=disc_max, products=nmv)
+            used = local_tol
             converged, local_tol = sweep_outcome(energy, change, tol, local_tol,
                                                  D >= sched[-1] and sweep >= len(sched) - 1)
+            if converged and used >= _LOOSE_TOL:
+                # a warm start (mps0) barely moves under the first sweeps' loose local
+                # tolerance: an unchanged energy is no convergence until the solves tightened
+                converged = False
+                local_tol = min(_LOOSE_TOL, max(1e-12, math.sqrt(
+                    change / max(abs(energy), 1e-300)) * 1e-3))
             if converged:
                 break
             prev = energy

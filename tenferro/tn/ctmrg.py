@@ -373,8 +373,8 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     estimated from the rate at which ``delta`` falls towards ``tol`` (with ``tol=None``: the
     iterations left of ``max_iter``, the real length).
     A ``tenferro.symmetric.SymmetricTensor`` site tensor (self-dual charges, e.g. Z2) runs
-    ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress;
-    no ``callback`` yet).
+    ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress,
+    callback).
     """
     # ---- symmetric site tensors: block-sparse C4v CTMRG (tenferro/symmetric/ctmrg.py)
     from ..symmetric.tensor import SymmetricTensor
@@ -382,13 +382,9 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     if isinstance(a, SymmetricTensor):
         from ..symmetric.ctmrg import ctmrg_dispatch
 
-        if callback is not None:
-            raise ValueError("ctmrg: callback= is not supported for symmetric site tensors yet "
-                             "(tenferro.symmetric.ctmrg); use progress=True, or the dense "
-                             "tenferro.tn.ctmrg on to_dense(a).")
         return ctmrg_dispatch(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
                               projector=projector, multiplet_tol=multiplet_tol,
-                              checkpoint=checkpoint, implicit=implicit)
+                              checkpoint=checkpoint, implicit=implicit, callback=callback)
     # ---- dense site tensors
     a = _check_site("ctmrg", a)
     if projector not in PROJECTORS:

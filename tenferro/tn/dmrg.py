@@ -179,7 +179,20 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     ``D`` (largest bond), ``trunc_err`` (largest discarded weight of the sweep), ``products``
     (Lanczos matrix-vector products), ``step_time``; ``steps_left`` estimates the sweeps to
     convergence from the rate at which |dE| falls towards ``tol * |E|``.
-    Returns ``DMRGResult``."""
+    Returns ``DMRGResult``.
+
+    A symmetric MPO (``tenferro.symmetric.mpo_from_dense``) runs the block-sparse DMRG
+    (``tenferro.symmetric.dmrg``, same parameters and result, ``mps0`` symmetric, sector: the
+    charge of ``mps0`` or the identity)."""
+    # symmetric tensors: dispatch to the block-sparse implementation
+    from ..symmetric.tensor import SymmetricTensor
+
+    if isinstance(mpo, Sequence) and any(isinstance(w, SymmetricTensor) for w in mpo):
+        from ..symmetric.dmrg import dmrg as symmetric_dmrg
+
+        return symmetric_dmrg(mpo, max_rank, mps0=mps0, schedule=schedule, cutoff=cutoff,
+                              max_sweeps=max_sweeps, tol=tol, ncv=ncv, seed=seed, dtype=dtype,
+                              progress=progress, callback=callback)
     _check(mpo)
     L = len(mpo)
     d = [int(w.shape[2]) for w in mpo]

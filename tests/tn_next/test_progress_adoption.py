@@ -112,7 +112,10 @@ def test_ctmrg_callback_passes_through_heisenberg_energy(capsys):
     assert capsys.readouterr().err == "" and len(recs) == env.iterations
 
 
-def test_ctmrg_callback_on_symmetric_tensors_raises_instead_of_being_ignored():
+@pytest.mark.numpy_only  # the symmetric DMRG's inner loop runs on the blocks' NumPy arrays
+def test_symmetric_ctmrg_and_dmrg_report_the_same_records(capsys):
+    """Symmetric site tensors / MPOs (dispatched by tn.ctmrg and tn.dmrg) give the dense
+    algorithms' records to the callback."""
     import tenferro.symmetric as S
     from tenferro.symmetric import ctmrg as SC
 
@@ -121,8 +124,17 @@ def test_ctmrg_callback_on_symmetric_tensors_raises_instead_of_being_ignored():
     A = S.random([phys] + [virt] * 4, 0, seed=0)
     A = S.from_dense(peps.symmetrize_c4v(A.to_dense()), A.legs, 0)
     a = SC.double_layer(A / S.norm(A))
-    with pytest.raises(ValueError, match="callback= is not supported for symmetric"):
-        tf.tn.ctmrg(a, 4, callback=print)
+    recs = []
+    env = tf.tn.ctmrg(a, 4, tol=1e-9, max_iter=40, progress=False, callback=recs.append)
+    assert len(recs) == env.iterations and recs[-1]["delta"] == env.delta
+    assert {"chi", "delta", "steps_left", "step_time"} <= set(recs[-1])
+
+    mpo = S.mpo_from_dense(tf.tn.heisenberg_mpo(8), [1, -1])  # 2 S_z of up, down
+    recs = []
+    r = tf.tn.dmrg(mpo, 16, tol=1e-10, progress=False, callback=recs.append)
+    assert recs[-1]["energy"] == r.energy and len(recs) == r.sweeps
+    assert {"dE", "D", "trunc_err", "products"} <= set(recs[-1])
+    assert capsys.readouterr().err == ""
 
 
 # ------------------------------------------------------------------------- TRG, HOTRG
@@ -229,3 +241,15 @@ def test_environment_variable_silences_algorithms_not_callbacks():
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True)
     assert "[TRG] 3/3" in run.stderr and "[DMRG]" in run.stderr
+
+
+def test_non_finite_values_are_printed_not_fatal(capsys):
+    """The first sweep's dE is NaN (or inf): the printed line says so instead of raising from
+    int(nan) (dense DMRG with progress=True crashed on its first printed line)."""
+    from tenferro._progress import Progress
+
+    with Progress("test", 3, True, every=0.0) as p:
+        p.update(1, energy=-1.0, dE=math.nan, grad=math.inf)
+        p.update(2, energy=-1.5, dE=-0.5, grad=1e-3)
+    err = capsys.readouterr().err
+    assert "dE=nan" in err and "grad=inf" in err and "energy=-1.5" in err
