@@ -32,7 +32,7 @@ if jax is not None:
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
 
-H = peps.heisenberg_bond()
+H = np.asarray(peps.heisenberg_bond())  # a NumPy constant, shared with the peers
 
 
 # ------------------------------------------------------------------ tenferro
