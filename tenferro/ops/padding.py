@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.symbolic import Sym
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
@@ -25,6 +26,8 @@ _UNSUPPORTED = ("linear_ramp", "maximum", "mean", "median", "minimum", "empty")
 
 
 def _widths(op, pad_width, ndim):
+    if _has_symbol(pad_width):
+        return _run_time_widths(op, pad_width, ndim)
     try:
         pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (ndim, 2))
     except ValueError as e:
@@ -35,6 +38,38 @@ def _widths(op, pad_width, ndim):
     if (pw < 0).any():
         raise ShapeError(f"{op}: negative pad widths {pad_width!r}; slice to crop instead.")
     return [(int(lo), int(hi)) for lo, hi in pw]
+
+
+def _is_zero(w) -> bool:
+    return not isinstance(w, Sym) and w == 0  # a run-time size is not known to be 0
+
+
+def _has_symbol(w) -> bool:
+    if isinstance(w, Sym):
+        return True
+    return isinstance(w, (tuple, list)) and any(_has_symbol(v) for v in w)
+
+
+def _run_time_widths(op, pad_width, ndim):
+    """Widths with run-time sizes (under ``jit``, e.g. a data-dependent truncation): the same
+    three forms as NumPy's, written as Python numbers and sizes (no array conversion)."""
+    w = pad_width
+    if not isinstance(w, (tuple, list)):
+        pairs = [(w, w)] * ndim
+    elif len(w) == 2 and not any(isinstance(v, (tuple, list)) for v in w):
+        pairs = [tuple(w)] * ndim
+    elif len(w) == ndim and all(isinstance(p, (tuple, list)) and len(p) == 2 for p in w):
+        pairs = [tuple(p) for p in w]
+    else:
+        raise ShapeError(f"{op}: pad_width {pad_width!r} does not fit an array of rank {ndim}; "
+                         f"give a size, a (before, after) pair, or one pair per axis.")
+    for p in pairs:
+        for v in p:
+            if not isinstance(v, Sym) and (isinstance(v, bool) or not isinstance(v, int)
+                                           or v < 0):
+                raise ShapeError(f"{op}: pad widths must be non-negative integers or run-time "
+                                 f"sizes, got {v!r} in {pad_width!r}.")
+    return pairs
 
 
 def _pad_axis(x, axis, lo, hi, value):
@@ -49,7 +84,7 @@ def _constant(x, widths, constant_values):
         if v.ndim != 0:
             raise ShapeError(f"pad: constant_values must be a scalar, got shape {v.shape}.")
         cfg = tuple((lo, hi, 0) for lo, hi in widths)
-        if all(c == (0, 0, 0) for c in cfg):
+        if all(_is_zero(lo) and _is_zero(hi) for lo, hi in widths):
             return x
         return bind(P.pad_p, x, v, padding_config=cfg)
     try:
@@ -70,7 +105,8 @@ def _constant(x, widths, constant_values):
 def pad(array, pad_width, mode: str = "constant", **kwargs) -> Tensor:
     """Pad with NumPy's ``numpy.pad`` signature.
 
-    ``pad_width``: an int, a (before, after) pair, or one pair per axis. ``mode``:
+    ``pad_width``: an int, a (before, after) pair, or one pair per axis (under ``jit`` the
+    widths may be run-time sizes, with ``mode="constant"``). ``mode``:
     ``"constant"`` (``constant_values``: a scalar, possibly a tensor, which is then
     differentiable; or NumPy's per-axis pairs), ``"edge"``, ``"reflect"``, ``"symmetric"``,
     ``"wrap"`` (``reflect_type="even"``, the default, only). Other NumPy modes
@@ -86,6 +122,9 @@ def pad(array, pad_width, mode: str = "constant", **kwargs) -> Tensor:
             raise ShapeError(f"pad: unexpected keyword(s) {sorted(extra)} for mode='constant'.")
         return _constant(x, widths, kwargs.get("constant_values", 0))
     if mode in _COPY_MODES:
+        if _has_symbol(widths):
+            raise ShapeError(f"pad: mode={mode!r} needs concrete widths (it copies entries by "
+                             f"index); run-time sizes {pad_width!r} work with mode='constant'.")
         extra = set(kwargs) - {"reflect_type"}
         if extra:
             raise ShapeError(f"pad: unexpected keyword(s) {sorted(extra)} for mode={mode!r}.")

@@ -24,10 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 
 import tenferro as tf
-from chainrules import primitives as P
 from chainrules.symbolic import Sym
 
-from ..core.dispatch import bind
 from ..errors import ConcretizationError, ShapeError
 from ..pytree import register_pytree_node
 from ._blockops import ops_of
@@ -442,13 +440,7 @@ def to_dense(x: SymmetricTensor):
         for l, q in zip(x.legs, k):
             s = l.sector_slice(q)
             pads.append((s.start, l.dim - s.stop))
-        if any(isinstance(w, Sym) for pw in pads for w in pw):
-            # run-time sizes (a traced truncation): the pad primitive takes them; tf.pad's
-            # NumPy-style widths do not
-            zero = tf.zeros((), dtype=b.dtype, device=b.device)
-            p = bind(P.pad_p, b, zero, padding_config=tuple((lo, hi, 0) for lo, hi in pads))
-        else:
-            p = tf.pad(b, pads)
+        p = tf.pad(b, pads)  # widths may be run-time sizes (a traced truncation)
         out = p if out is None else out + p
     if out is None:
         return tf.zeros(shape, dtype=x.dtype)

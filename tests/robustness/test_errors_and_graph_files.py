@@ -220,3 +220,21 @@ def test_an_unopenable_graph_path_is_a_named_oserror(tmp_path):
         tf.load(tmp_path)
     with pytest.raises(FileNotFoundError):  # narrow handlers keep working
         tf.load(missing)
+
+
+def test_pad_takes_run_time_widths_under_jit():
+    """A data-dependent size (the count of entries above a threshold) as a pad width."""
+    def f(x):
+        k = tf.sum(x > 0.5)  # a data-dependent count, not a static int
+        kept = tf.linalg.svd(tf.diag(x), cutoff=0.5)[1]  # its length is a run-time size
+        return tf.pad(kept, (0, kept.shape[0])), k
+
+    x = tf.tensor([0.9, 0.7, 0.2])
+    got, _ = tf.jit(f)(x)
+    want, _ = f(x)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert got.shape == (4,)
+    with pytest.raises(ShapeError, match="needs concrete widths"):
+        tf.jit(lambda a: tf.pad(tf.linalg.svd(tf.diag(a), cutoff=0.5)[1],
+                                tf.linalg.svd(tf.diag(a), cutoff=0.5)[1].shape[0],
+                                mode="edge"))(x)
