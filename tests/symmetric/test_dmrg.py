@@ -93,3 +93,16 @@ def test_complex_dmrg_matches_the_real_one():
     block = next(iter(r.mps[3].blocks.values()))
     assert isinstance(block, tf.Tensor) and block.dtype == np.complex128
     assert block.device == next(iter(Hs[0].blocks.values())).device
+
+
+def test_dmrg_on_a_non_cpu_device_stays_there():
+    """MPO blocks on strict:1 (the stand-in for a GPU): the arrays the loop makes (zeros,
+    environments, the start) are made on that device, or the first product would mix devices,
+    and the MPS comes back there."""
+    L = 8
+    with tf.default_device("strict:1"):
+        Hs = S.mpo_from_dense(M.heisenberg_mpo(L), UP_DOWN)
+    assert next(iter(Hs[0].blocks.values())).device == "strict:1"
+    r = S.dmrg(Hs, 16, schedule=[8, 16], progress=False)
+    assert abs(r.energy - _sector_ground(L, 0)) < 1e-9
+    assert all(b.device == "strict:1" for a in r.mps for b in a.blocks.values())
