@@ -15,10 +15,12 @@ applied as ``sum_v LW[v] theta WR[v]^T`` with the enlarged environments ``LW = L
 ``WR = W_{i+1} R``, built once per environment update: a product is a few dozen dense block
 matmuls instead of the hundreds a contraction leg by leg would need (per-block Python
 overhead, not flops, bounds the run at D ~ 100). The ground-state search is not
-differentiated, so it runs on the blocks' backend arrays (``_blockops``) with a small
-Lanczos on the flat vector of theta's blocks. The split is a block-wise SVD truncated on the
-merged spectrum of all sectors (``tenferro.linalg.truncation_rank``). design/symmetric.md
-has the details and the measurements.
+differentiated, so it runs on the blocks' backend arrays with a small Lanczos on the flat
+vector of theta's blocks, through the backend's array-API namespace (``_Arrays``: NumPy,
+CuPy or array_api_strict; on NumPy through ndarray's methods, as fast). The split is a
+block-wise SVD truncated on the merged spectrum of all sectors
+(``tenferro.linalg.truncation_rank``). design/symmetric.md has the details and the
+measurements.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from scipy.linalg.lapack import dstev as _dstev
 import tenferro as tf
 
 from ..errors import ShapeError
-from ._blockops import ops_for
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Symmetry
 from .legs import Leg, fused_leg, leg_from_charges
@@ -89,7 +90,7 @@ def mpo_from_dense(mpo: Sequence, charges: Sequence, symmetry: Symmetry = U1,
 # ------------------------------------------------------------------ raw blocks
 def _raw(t):
     """The backend array of an eager tensor (DMRG's inner loop runs on arrays, see
-    ``_blockops``)."""
+    ``_Arrays``)."""
     v = getattr(t, "_value", None)
     return v if v is not None else np.asarray(tf.stop_gradient(t).numpy())
 
@@ -100,6 +101,41 @@ def _to_raw(x: SymmetricTensor) -> SymmetricTensor:
 
 def _to_tensors(x: SymmetricTensor, device) -> SymmetricTensor:
     return type(x)._trusted({k: tf.asarray(b, device=device) for k, b in x.blocks.items()})
+
+
+class _Arrays:
+    """The array operations of the inner loop, for one backend. Generic: the backend's
+    array-API namespace (``permute_dims``, ``reshape``, ``conj``, ``concat``, creation on the
+    backend's device); NumPy: the same operations as ndarray's unbound methods, which cost
+    a third of the module functions' argument handling (the loop does hundreds of thousands
+    of small block operations). Code using it indexes every axis (``a[lo:hi, :]``), keeps to
+    ``@``, ``.T`` on matrices and in-place updates of slices, all in the standard; small host
+    problems (the tridiagonal eigenproblem, the merged spectrum) go through ``to_host``."""
+
+    def __init__(self, backend):
+        self.numpy = backend is None
+        if self.numpy:
+            self.xp = xp = np
+            self.reshape, self.permute = np.ndarray.reshape, np.ndarray.transpose
+            self.conj = np.ndarray.conj
+            self.to_host = np.asarray
+            self.concat = np.concatenate
+        else:
+            self.xp = xp = backend.xp
+            self.reshape, self.permute, self.conj = xp.reshape, xp.permute_dims, xp.conj
+            self.to_host = backend.to_numpy
+            self.concat = xp.concat
+        self.zeros, self.asarray, self.svd = xp.zeros, xp.asarray, xp.linalg.svd
+
+    def is_complex(self, dtype) -> bool:
+        return np.dtype(dtype).kind == "c" if self.numpy else \
+            self.xp.isdtype(dtype, "complex floating")
+
+    def vdot_real(self, a, b) -> float:
+        """Re <a, b> on the host (a Python float)."""
+        if self.numpy:
+            return float(np.vdot(a, b).real)
+        return float(self.xp.real(self.xp.vecdot(a, b)))
 
 
 # ------------------------------------------------------------------ environments
@@ -147,17 +183,17 @@ def _pair_fusion(a: Leg, b: Leg, dual: bool):
     return hit
 
 
-def _mpo_matrices(W, xp):
+def _mpo_matrices(W, ar):
     """W[w, v, s', s] grouped by its left (right) MPO charge, every block of a group stacked
     into one matrix: [(v s' s) stacked, w] for the left build, [(w t' t) stacked, v] for the
     right one; each entry (key, row range, dim of the free MPO leg, physical dims)."""
     groups = ({}, {})
     for k, b in W.blocks.items():
         w, v, d2, d = b.shape
-        groups[0].setdefault(k[0], []).append((k, b.transpose(1, 2, 3, 0).reshape(-1, w),
-                                               v, d2, d))
-        groups[1].setdefault(k[1], []).append((k, b.transpose(0, 2, 3, 1).reshape(-1, v),
-                                               w, d2, d))
+        groups[0].setdefault(k[0], []).append(
+            (k, ar.reshape(ar.permute(b, (1, 2, 3, 0)), (-1, w)), v, d2, d))
+        groups[1].setdefault(k[1], []).append(
+            (k, ar.reshape(ar.permute(b, (0, 2, 3, 1)), (-1, v)), w, d2, d))
     out = []
     for g in groups:
         side = {}
@@ -167,7 +203,7 @@ def _mpo_matrices(W, xp):
                 ents.append((k, off, off + m.shape[0], f, d2, d))
                 mats.append(m)
                 off += m.shape[0]
-            side[q] = (mats[0] if len(mats) == 1 else xp.concatenate(mats, axis=0), ents)
+            side[q] = (mats[0] if len(mats) == 1 else ar.concat(mats, axis=0), ents)
         out.append(side)
     return out
 
@@ -216,25 +252,27 @@ def _lw_plan(L, W, Wl, cache):
     return plan
 
 
-def _build_lw(L, W, Wl, xp, cache) -> _LeftEnv:
+def _build_lw(L, W, Wl, ar, cache) -> _LeftEnv:
     """LW[(b s'), v, (k s)] = sum_w L[b, w, k] W[w, v, s', s], stacked (module comment)."""
     shapes, place, ops = _lw_plan(L, W, Wl, cache)
     dtype = next(iter(L.blocks.values())).dtype
-    arrays = {q: xp.zeros(s, dtype=dtype) for q, s in shapes.items()}
+    reshape, permute = ar.reshape, ar.permute
+    arrays = {q: ar.zeros(s, dtype=dtype) for q, s in shapes.items()}
     views, rows = {}, {}
     for g, (q, lo, hi, shape) in place.items():
-        views[g] = arrays[q][lo:hi].reshape(shape)
+        views[g] = reshape(arrays[q][lo:hi, :], shape)  # a view: writes go to arrays[q]
         rows.setdefault(q, []).append((g[1], g[2], shape[0], shape[1], lo, hi))
     for lkey, wcat, ents in ops:
         lb = L.blocks[lkey]
         b, w, k = lb.shape
-        t = wcat @ lb.transpose(1, 0, 2).reshape(w, b * k)  # [(v s' s) stacked, b k]
+        t = wcat @ reshape(permute(lb, (1, 0, 2)), (w, b * k))  # [(v s' s) stacked, b k]
         for r0, r1, v, d2, d, g, ro, co in ents:  # every entry of LW has one term: assign
             if d2 == d == 1:
-                views[g][ro:ro + b, :, co:co + k] = t[r0:r1].reshape(v, b, k).transpose(1, 0, 2)
+                views[g][ro:ro + b, :, co:co + k] = permute(reshape(t[r0:r1, :], (v, b, k)),
+                                                            (1, 0, 2))
             else:
-                views[g][ro:ro + b * d2, :, co:co + k * d] = t[r0:r1].reshape(
-                    v, d2, d, b, k).transpose(3, 1, 0, 4, 2).reshape(b * d2, v, k * d)
+                views[g][ro:ro + b * d2, :, co:co + k * d] = reshape(permute(reshape(
+                    t[r0:r1, :], (v, d2, d, b, k)), (3, 1, 0, 4, 2)), (b * d2, v, k * d))
     return _LeftEnv(arrays, rows)
 
 
@@ -263,30 +301,31 @@ def _wr_plan(W, R, Wr, cache):
     return plan
 
 
-def _build_wr(W, R, Wr, xp, cache) -> dict:
+def _build_wr(W, R, Wr, ar, cache) -> dict:
     """WR: {(qv, qc): [(qd, [v n, n'])]} from W[v, u, t', t] and R[d, u, c] (module
     comment)."""
     shapes, ops = _wr_plan(W, R, Wr, cache)
     dtype = next(iter(R.blocks.values())).dtype
-    out = {k: xp.zeros(s, dtype=dtype) for k, s in shapes.items()}
+    reshape, permute = ar.reshape, ar.permute
+    out = {k: ar.zeros(s, dtype=dtype) for k, s in shapes.items()}
     for rkey, wcat, ents in ops:
         rb = R.blocks[rkey]
         dd, u, c = rb.shape
-        t = wcat @ rb.transpose(1, 2, 0).reshape(u, c * dd)  # [(w t' t) stacked, c d]
+        t = wcat @ reshape(permute(rb, (1, 2, 0)), (u, c * dd))  # [(w t' t) stacked, c d]
         for r0, r1, v, d2, d, k, ro, co in ents:  # every entry of WR has one term: assign
             if d2 == d == 1:
-                out[k][:, co:co + c, ro:ro + dd] = t[r0:r1].reshape(v, c, dd)
+                out[k][:, co:co + c, ro:ro + dd] = reshape(t[r0:r1, :], (v, c, dd))
             else:
-                out[k][:, co:co + d * c, ro:ro + d2 * dd] = t[r0:r1].reshape(
-                    v, d2, d, c, dd).transpose(0, 2, 3, 1, 4).reshape(v, d * c, d2 * dd)
+                out[k][:, co:co + d * c, ro:ro + d2 * dd] = reshape(permute(reshape(
+                    t[r0:r1, :], (v, d2, d, c, dd)), (0, 2, 3, 1, 4)), (v, d * c, d2 * dd))
     groups: dict = {}
     for (qv, q, q2), a in out.items():
         v, n, n2 = a.shape
-        groups.setdefault((qv, q), []).append((q2, a.reshape(v * n, n2)))
+        groups.setdefault((qv, q), []).append((q2, reshape(a, (v * n, n2))))
     return groups
 
 
-def _next_left(LW: _LeftEnv, U, wleg):
+def _next_left(LW: _LeftEnv, U, wleg, ar):
     """L'[b', v, k'] = conj(U)[(b s'), b'] LW[(b s'), v, (k s)] U[(k s), k']."""
     bond = U.legs[1]
     ub = {k[0]: b for k, b in U.blocks.items()}
@@ -301,12 +340,12 @@ def _next_left(LW: _LeftEnv, U, wleg):
             u2 = ub.get(q2)
             if u2 is None:
                 continue
-            out[(q2, qv, q)] = (u2.conj().T @ au[lo:hi].reshape(m2, v * kk)).reshape(
-                u2.shape[1], v, kk)
+            out[(q2, qv, q)] = ar.reshape(ar.conj(u2).T @ ar.reshape(au[lo:hi, :], (m2, v * kk)),
+                                          (u2.shape[1], v, kk))
     return _structure_class((bond.flip(), wleg, bond), bond.symmetry.identity)._trusted(out)
 
 
-def _next_right(WR: dict, Vh, uleg):
+def _next_right(WR: dict, Vh, uleg, ar):
     """R'[d', v, c'] = Vh[c', (t c)] WR[v, (t' d), (t c)] conj(Vh)[d', (t' d)]."""
     bond = Vh.legs[0]
     vb = {k[1]: (k[0], b) for k, b in Vh.blocks.items()}
@@ -322,16 +361,16 @@ def _next_right(WR: dict, Vh, uleg):
                 continue
             qd, vd = hit2
             n = vc.shape[1]
-            t = (a @ vd.conj().T).reshape(-1, n, vd.shape[0])  # [v, (t c), d']
-            out[(qd, qv, qc)] = (vc @ t).transpose(2, 0, 1)  # [d', v, c']
+            t = ar.reshape(a @ ar.conj(vd).T, (-1, n, vd.shape[0]))  # [v, (t c), d']
+            out[(qd, qv, qc)] = ar.permute(vc @ t, (2, 0, 1))  # [d', v, c']
     return _structure_class((bond.flip(), uleg, bond), bond.symmetry.identity)._trusted(out)
 
 
 class _Packing:
     """theta (a block-diagonal matrix of arrays) <-> one flat array (blocks concatenated)."""
 
-    def __init__(self, cls, xp):
-        self.cls, self.xp = cls, xp
+    def __init__(self, cls, ar):
+        self.cls, self.ar = cls, ar
         self.keys = allowed_keys(cls.legs, cls.charge)
         self.shapes = [tuple(l.sector_dim(q) for l, q in zip(cls.legs, k)) for k in self.keys]
         sizes = [math.prod(s) for s in self.shapes]
@@ -342,14 +381,15 @@ class _Packing:
         parts = []
         for k, s in zip(self.keys, self.shapes):
             b = x.blocks.get(k)
-            parts.append(self.xp.reshape(b, (-1,)) if b is not None
-                         else self.xp.zeros((math.prod(s),), dtype=dtype))
-        return parts[0] if len(parts) == 1 else self.xp.concatenate(parts)
+            parts.append(self.ar.reshape(b, (-1,)) if b is not None
+                         else self.ar.zeros((math.prod(s),), dtype=dtype))
+        return parts[0] if len(parts) == 1 else self.ar.concat(parts)
 
     def views(self, v) -> list:
         """The blocks of the flat array ``v`` as views (writing to them writes to ``v``)."""
         o = self.offsets
-        return [v[o[i]:o[i + 1]].reshape(s) for i, s in enumerate(self.shapes)]
+        reshape = self.ar.reshape
+        return [reshape(v[o[i]:o[i + 1]], s) for i, s in enumerate(self.shapes)]
 
     def unpack(self, v) -> SymmetricTensor:
         return self.cls._trusted(dict(zip(self.keys, self.views(v))))
@@ -360,8 +400,8 @@ class _Heff:
     with a plan made once per local problem: per theta block, one product with the stacked
     LW of its row charge, then one per (MPO sector, output block) with a WR block."""
 
-    def __init__(self, LW: _LeftEnv, WR: dict, pk: _Packing, xp):
-        self.pk, self.xp = pk, xp
+    def __init__(self, LW: _LeftEnv, WR: dict, pk: _Packing, ar):
+        self.pk, self.reshape = pk, ar.reshape
         o = pk.offsets
         plan = []
         for i, (q, qc) in enumerate(pk.keys):
@@ -377,21 +417,21 @@ class _Heff:
             if ops:
                 plan.append((o[i], o[i + 1], pk.shapes[i], arr, ops))
         self.plan = plan
-        self.out = xp.zeros((o[-1],), dtype=next(iter(LW.arrays.values())).dtype)
+        self.out = ar.zeros((o[-1],), dtype=next(iter(LW.arrays.values())).dtype)
         self.outs = pk.views(self.out)
 
     def __call__(self, v):
         """H_eff v into a buffer this object owns: valid until the next call."""
-        out, outs = self.out, self.outs
+        out, outs, reshape = self.out, self.outs, self.reshape
         out[:] = 0
         for a, b, shape, arr, ops in self.plan:
-            t = arr @ v[a:b].reshape(shape)
+            t = arr @ reshape(v[a:b], shape)
             for lo, hi, m2, w, j in ops:
-                outs[j] += t[lo:hi].reshape(m2, -1) @ w
+                outs[j] += reshape(t[lo:hi, :], (m2, -1)) @ w
         return out
 
 
-def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
+def _lowest(mv, v0, tol, ncv, ar, maxiter=100):
     """Lowest eigenpair of the Hermitian map ``mv`` on flat arrays (its result may be a
     buffer reused by the next call: it is read once): Lanczos with full
     reorthogonalisation, restarted from the Ritz vector (warm starts make one or two restarts
@@ -401,39 +441,34 @@ def _lowest(mv, v0, tol, ncv, xp, maxiter=100):
     symmetric blocks' products."""
     n = v0.shape[0]
     m = max(1, min(ncv, n))
-    cplx = np.dtype(v0.dtype).kind == "c"
-    if xp is np:
-        def dot(a, b):
-            return float(np.vdot(a, b).real)
-    else:
-        def dot(a, b):
-            return float(np.real(_host(xp.sum(xp.conj(a) * b))))
+    cplx = ar.is_complex(v0.dtype)
+    dot = ar.vdot_real
     x = v0 / math.sqrt(dot(v0, v0)) if n else v0
     nmv, e, res, b = 0, 0.0, math.inf, math.inf
-    V = xp.zeros((m, n), dtype=v0.dtype)
+    V = ar.zeros((m, n), dtype=v0.dtype)
     for _ in range(maxiter):
-        V[0] = x
+        V[0, :] = x
         w = mv(x)
         nmv += 1
         alphas, betas = [], []
         for j in range(m):
-            a = dot(V[j], w)
+            a = dot(V[j, :], w)
             alphas.append(a)
-            w = w - a * V[j]  # (a new array: mv's result is its own buffer)
+            w = w - a * V[j, :]  # (a new array: mv's result is its own buffer)
             if j:
-                w -= betas[-1] * V[j - 1]
-            Vj = V[: j + 1]
-            w -= ((Vj.conj() if cplx else Vj) @ w) @ Vj  # full reorthogonalisation
+                w -= betas[-1] * V[j - 1, :]
+            Vj = V[: j + 1, :]
+            w -= ((ar.conj(Vj) if cplx else Vj) @ w) @ Vj  # full reorthogonalisation
             b = math.sqrt(dot(w, w))
             e, y = _tridiagonal_lowest(alphas, betas)
             res = b * abs(y[-1])
             if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)) or j == m - 1:
                 break
             betas.append(b)
-            V[j + 1] = w / b
-            w = mv(V[j + 1])
+            V[j + 1, :] = w / b
+            w = mv(V[j + 1, :])
             nmv += 1
-        x = xp.asarray(y.astype(V.dtype)) @ V[: j + 1]
+        x = ar.asarray(y, dtype=V.dtype) @ V[: j + 1, :]
         x = x / math.sqrt(dot(x, x))
         if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)):
             break
@@ -453,10 +488,6 @@ def _tridiagonal_lowest(alphas, betas):
     return float(w[0]), z[:, 0]
 
 
-def _host(a):
-    return a if isinstance(a, np.ndarray) else np.asarray(a.get() if hasattr(a, "get") else a)
-
-
 def _truncate(spectra, max_rank, cutoff):
     """Per block, how many of its values (descending) survive the truncation of the merged
     spectrum of the normalised state (``tenferro.linalg.truncation_rank``); also the kept
@@ -471,7 +502,7 @@ def _truncate(spectra, max_rank, cutoff):
     return counts, float(np.sum(merged[order[:r]] ** 2)), total
 
 
-def _split_theta(theta, xp, max_rank, cutoff, right):
+def _split_theta(theta, ar, max_rank, cutoff, right):
     """Split the block-diagonal theta[(l s), (t r)] into A[(l s), bond] B[bond, (t r)] by a
     block-wise SVD truncated on the merged spectrum of all sectors, the state renormalised.
     ``right``: A is the isometry and B carries the singular values (moving right), else the
@@ -480,8 +511,8 @@ def _split_theta(theta, xp, max_rank, cutoff, right):
     their square roots are rounding noise.)"""
     parts = []
     for (q, qc), blk in theta.blocks.items():
-        u, sv, vh = xp.linalg.svd(blk, full_matrices=False)
-        parts.append((q, qc, u, _host(sv), vh))
+        u, sv, vh = ar.svd(blk, full_matrices=False)
+        parts.append((q, qc, u, ar.to_host(sv), vh))
     counts, kept, total = _truncate([p[3] for p in parts], max_rank, cutoff)
     scale = 1.0 / math.sqrt(kept) if kept > 0 else 1.0
     sym = theta.symmetry
@@ -492,18 +523,18 @@ def _split_theta(theta, xp, max_rank, cutoff, right):
         if n == 0:
             continue
         secs.append((q, n))
-        sn = xp.asarray(sv[:n] * scale, dtype=u.dtype)
+        sn = ar.asarray(sv[:n] * scale, dtype=u.dtype)
         if right:
-            Ab[(q, q)], Bb[(q, qc)] = u[:, :n], sn[:, None] * vh[:n]
+            Ab[(q, q)], Bb[(q, qc)] = u[:, :n], sn[:, None] * vh[:n, :]
         else:
-            Ab[(q, q)], Bb[(q, qc)] = u[:, :n] * sn[None, :], vh[:n]
+            Ab[(q, q)], Bb[(q, qc)] = u[:, :n] * sn[None, :], vh[:n, :]
     bond = Leg(sym, tuple(sorted(secs)), dual=True)
     A = _structure_class((row, bond), sym.identity)._trusted(Ab)
     B = _structure_class((bond.flip(), col), theta.charge)._trusted(Bb)
     return A, B, max(0.0, 1.0 - kept / total) if total > 0 else 0.0
 
 
-def _right_to_left(x, xp):
+def _right_to_left(x, ar):
     """A[l, (s r)] -> A[(l s), r]: the same entries regrouped (every entry has one place)."""
     lleg, col = x.legs
     sleg, rleg = col.fused_from
@@ -516,12 +547,12 @@ def _right_to_left(x, xp):
             q, ro = rmap[(ql, qs)]
             o = out.get((q, qr))
             if o is None:
-                o = out[(q, qr)] = xp.zeros((row.sector_dim(q), dr), dtype=blk.dtype)
-            o[ro:ro + dl * ds] = blk[:, off:off + ds * dr].reshape(dl * ds, dr)
+                o = out[(q, qr)] = ar.zeros((row.sector_dim(q), dr), dtype=blk.dtype)
+            o[ro:ro + dl * ds, :] = ar.reshape(blk[:, off:off + ds * dr], (dl * ds, dr))
     return _structure_class((row, rleg), x.charge)._trusted(out)
 
 
-def _left_to_right(x, xp):
+def _left_to_right(x, ar):
     """A[(l s), r] -> A[l, (s r)] (the inverse regrouping)."""
     row, rleg = x.legs
     lleg, sleg = row.fused_from
@@ -534,8 +565,8 @@ def _left_to_right(x, xp):
             q, co = cmap[(qs, qr)]
             o = out.get((ql, q))
             if o is None:
-                o = out[(ql, q)] = xp.zeros((dl, col.sector_dim(q)), dtype=blk.dtype)
-            o[:, co:co + ds * dr] = blk[off:off + dl * ds].reshape(dl, ds * dr)
+                o = out[(ql, q)] = ar.zeros((dl, col.sector_dim(q)), dtype=blk.dtype)
+            o[:, co:co + ds * dr] = ar.reshape(blk[off:off + dl * ds, :], (dl, ds * dr))
     return _structure_class((lleg, col), x.charge)._trusted(out)
 
 
@@ -557,24 +588,30 @@ class _Sites:
     (a left factor) or A[l, (s r)] (a right factor); regrouped only when the other one is
     needed, and split to A[l, s, r] at the end."""
 
-    def __init__(self, rights, xp):
+    def __init__(self, rights, ar):
         self.forms = [{"right": a} for a in rights]
-        self.xp = xp
+        self.ar = ar
 
-    def plain(self, i):
+    def plain(self, i, device) -> SymmetricTensor:
+        """A[l, s, r] as a tensor of tenferro tensors on ``device``. Off NumPy the tensors
+        are split, not the arrays: ``split_legs`` on raw arrays slices one axis of several
+        (``blk[a:b]``), which the array API does not define."""
         f = self.forms[i]
-        return split_legs(f["left"], 0) if "left" in f else split_legs(f["right"], 1)
+        x, axis = (f["left"], 0) if "left" in f else (f["right"], 1)
+        if self.ar.numpy:
+            return _to_tensors(split_legs(x, axis), device)
+        return split_legs(_to_tensors(x, device), axis)
 
     def left(self, i):
         f = self.forms[i]
         if "left" not in f:
-            f["left"] = _right_to_left(f["right"], self.xp)
+            f["left"] = _right_to_left(f["right"], self.ar)
         return f["left"]
 
     def right(self, i):
         f = self.forms[i]
         if "right" not in f:
-            f["right"] = _left_to_right(f["left"], self.xp)
+            f["right"] = _left_to_right(f["left"], self.ar)
         return f["right"]
 
     def set_left(self, i, a):
@@ -712,41 +749,43 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     charge = sym.identity if charge is None else charge
     dtype = np.dtype(dtype) if dtype is not None else np.result_type(
         *[w.dtype for w in list(mpo) + list(mps0 or [])])
+    first = next(iter(mpo[0].blocks.values()))
     W = [_to_raw(w.astype(dtype)) for w in mpo]
-    xp = ops_for(next(iter(W[0].blocks.values()))).xp
+    ar = _Arrays(None if isinstance(next(iter(W[0].blocks.values())), np.ndarray)
+                 else first.backend)
     sched = [min(int(x), int(max_rank)) for x in (schedule or default_schedule(max_rank))]
     if mps0 is not None:
         mps = [_to_raw(a.astype(dtype)) for a in mps0]
     else:
         mps = _random_mps(mpo, charge, sched[0], dtype, seed)
-    if xp is not np and mps0 is None:
-        mps = [type(a)._trusted({k: xp.asarray(b) for k, b in a.blocks.items()}) for a in mps]
+    if not ar.numpy and mps0 is None:
+        mps = [type(a)._trusted({k: ar.asarray(b) for k, b in a.blocks.items()}) for a in mps]
     t0 = time.perf_counter()
 
     def one(legs):
         cls = _structure_class(tuple(legs), sym.identity)
-        return cls._trusted({tuple(l.charges[0] for l in legs): xp.ones((1, 1, 1), dtype=dtype)})
+        return cls._trusted({tuple(l.charges[0] for l in legs): ar.xp.ones((1, 1, 1), dtype=dtype)})
 
     a0, al = mps[0].legs[0], mps[-1].legs[2]
     # LW[i] = L_i W_i (sites < i contracted), WR[i] = W_i R_i (sites > i contracted)
     LW, WR = [None] * L, [None] * L
-    Wm = [_mpo_matrices(w, xp) for w in W]
+    Wm = [_mpo_matrices(w, ar) for w in W]
     plans: dict = {}  # environment-build plans per block structure (this run's MPO)
     packings: dict = {}
-    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], xp, plans)
+    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], ar, plans)
     WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]),
-                          Wm[L - 1][1], xp, plans)
+                          Wm[L - 1][1], ar, plans)
     # right-canonicalise the start (kept as right factors A[l, (s r)]) and build the right
     # environments on the way
     rights = [None] * L
     cur = fuse_legs(mps[L - 1], [1, 2], dual=True)
     for i in range(L - 1, 0, -1):
-        US, rights[i], _ = _split_theta(cur, xp, None, None, False)
-        cur = _left_to_right(_theta(fuse_legs(mps[i - 1], [0, 1]), US), xp)
-        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], rights[i], W[i].legs[0]),
-                              Wm[i - 1][1], xp, plans)
+        US, rights[i], _ = _split_theta(cur, ar, None, None, False)
+        cur = _left_to_right(_theta(fuse_legs(mps[i - 1], [0, 1]), US), ar)
+        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], rights[i], W[i].legs[0], ar),
+                              Wm[i - 1][1], ar, plans)
     rights[0] = cur
-    sites = _Sites(rights, xp)
+    sites = _Sites(rights, ar)
     energies, energy, prev = [], math.nan, math.nan
     converged, disc_max, sweep = False, 0.0, 0
     local_tol = _LOOSE_TOL
@@ -762,20 +801,20 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
                 theta = _theta(sites.left(i), sites.right(i + 1))
                 pk = packings.get(type(theta))
                 if pk is None:
-                    pk = packings[type(theta)] = _Packing(type(theta), xp)
+                    pk = packings[type(theta)] = _Packing(type(theta), ar)
                 v0 = pk.pack(theta, dtype)
-                energy, v, k = _lowest(_Heff(LW[i], WR[i + 1], pk, xp), v0, local_tol, ncv, xp)
+                energy, v, k = _lowest(_Heff(LW[i], WR[i + 1], pk, ar), v0, local_tol, ncv, ar)
                 nmv += k
-                A, B, disc = _split_theta(pk.unpack(v), xp, D, cutoff, right)
+                A, B, disc = _split_theta(pk.unpack(v), ar, D, cutoff, right)
                 disc_max = max(disc_max, disc)
                 sites.set_left(i, A)
                 sites.set_right(i + 1, B)
                 if right:
-                    LW[i + 1] = _build_lw(_next_left(LW[i], A, W[i].legs[1]), W[i + 1],
-                                          Wm[i + 1][0], xp, plans)
+                    LW[i + 1] = _build_lw(_next_left(LW[i], A, W[i].legs[1], ar), W[i + 1],
+                                          Wm[i + 1][0], ar, plans)
                 else:
-                    WR[i] = _build_wr(W[i], _next_right(WR[i + 1], B, W[i + 1].legs[0]),
-                                      Wm[i][1], xp, plans)
+                    WR[i] = _build_wr(W[i], _next_right(WR[i + 1], B, W[i + 1].legs[0], ar),
+                                      Wm[i][1], ar, plans)
             energies.append(energy)
             change = abs(energy - prev) if not math.isnan(prev) else math.inf
             p.tol = tol * max(abs(energy), 1e-300)  # the convergence test's threshold
@@ -794,7 +833,7 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
             if converged:
                 break
             prev = energy
-    mps = [_to_tensors(sites.plain(i), device) for i in range(L)]
+    mps = [sites.plain(i, device) for i in range(L)]
     maxb = max(a.legs[2].dim for a in mps[:-1])
     return DMRGResult(energy, mps, energies, maxb, disc_max, sweep + 1, converged,
                       time.perf_counter() - t0)

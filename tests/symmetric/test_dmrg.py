@@ -12,8 +12,6 @@ import tenferro.tn  # noqa: F401
 from tenferro.errors import ShapeError
 from tenferro.tn import mpo as M
 
-pytestmark = pytest.mark.numpy_only  # the DMRG inner loop runs on the NumPy arrays
-
 UP_DOWN = [1, -1]  # 2 S_z of the basis (up, down)
 
 
@@ -81,3 +79,30 @@ def test_dmrg_errors():
     Hs = S.mpo_from_dense(M.heisenberg_mpo(4), UP_DOWN)
     with pytest.raises(ShapeError, match="no state of total charge"):
         S.dmrg(Hs, 8, charge=10, progress=False)
+
+
+def test_complex_dmrg_matches_the_real_one():
+    """The complex path of the inner loop (conjugated Lanczos products and
+    reorthogonalisation, complex blocks in the split) gives the real ground state; the MPS
+    comes back as tensors on the MPO's backend."""
+    L = 8
+    Hs = S.mpo_from_dense(M.heisenberg_mpo(L), UP_DOWN)
+    r = S.dmrg(Hs, 16, charge=2, schedule=[8, 16], dtype=np.complex128, progress=False)
+    assert r.converged
+    assert abs(r.energy - _sector_ground(L, 2)) < 1e-9
+    block = next(iter(r.mps[3].blocks.values()))
+    assert isinstance(block, tf.Tensor) and block.dtype == np.complex128
+    assert block.device == next(iter(Hs[0].blocks.values())).device
+
+
+def test_dmrg_on_a_non_cpu_device_stays_there():
+    """MPO blocks on strict:1 (the stand-in for a GPU): the arrays the loop makes (zeros,
+    environments, the start) are made on that device, or the first product would mix devices,
+    and the MPS comes back there."""
+    L = 8
+    with tf.default_device("strict:1"):
+        Hs = S.mpo_from_dense(M.heisenberg_mpo(L), UP_DOWN)
+    assert next(iter(Hs[0].blocks.values())).device == "strict:1"
+    r = S.dmrg(Hs, 16, schedule=[8, 16], progress=False)
+    assert abs(r.energy - _sector_ground(L, 0)) < 1e-9
+    assert all(b.device == "strict:1" for a in r.mps for b in a.blocks.values())

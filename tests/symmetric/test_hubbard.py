@@ -11,8 +11,6 @@ import pytest
 import tenferro.symmetric as S
 from tenferro.tn.mpo import mpo_to_dense
 
-pytestmark = pytest.mark.numpy_only  # the DMRG inner loop runs on the NumPy arrays
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
