@@ -593,14 +593,10 @@ class _Sites:
         self.ar = ar
 
     def plain(self, i, device) -> SymmetricTensor:
-        """A[l, s, r] as a tensor of tenferro tensors on ``device``. Off NumPy the tensors
-        are split, not the arrays: ``split_legs`` on raw arrays slices one axis of several
-        (``blk[a:b]``), which the array API does not define."""
+        """A[l, s, r] as a tensor of tenferro tensors on ``device``."""
         f = self.forms[i]
         x, axis = (f["left"], 0) if "left" in f else (f["right"], 1)
-        if self.ar.numpy:
-            return _to_tensors(split_legs(x, axis), device)
-        return split_legs(_to_tensors(x, device), axis)
+        return _to_tensors(split_legs(x, axis), device)
 
     def left(self, i):
         f = self.forms[i]

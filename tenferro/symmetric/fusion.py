@@ -76,7 +76,9 @@ def split_legs(x: SymmetricTensor, axis: int) -> SymmetricTensor:
         entries, _ = fmap[k[axis]]
         for sub, off, dims in entries:
             n = math.prod(dims)
-            idx = (slice(None),) * axis + (slice(off, off + n),)
+            # every axis named (the array API does not define partial indices)
+            idx = (slice(None),) * axis + (slice(off, off + n),) + (slice(None),) * (
+                blk.ndim - axis - 1)
             piece = blk[idx]
             shape = tuple(blk.shape[:axis]) + dims + tuple(blk.shape[axis + 1:])
             out[k[:axis] + sub + k[axis + 1:]] = ops.reshape(piece, shape)

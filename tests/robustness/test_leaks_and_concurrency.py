@@ -142,3 +142,30 @@ def test_eight_threads_saving_and_loading_graphs_concurrently(tmp_path):
     for (k, r), (got, expected, same_listing) in results.items():
         assert got == pytest.approx(expected, rel=1e-12), (k, r)
         assert same_listing, (k, r)  # the file holds exactly its own graph
+
+
+def test_bounded_caches_evict_safely_from_many_threads():
+    """Threads (the parallel contraction executor, user threads) fill one cache at once: no
+    KeyError from two evictions of the same oldest key, and the bound holds."""
+    import threading
+
+    from tenferro.caches import BoundedCache, sizes
+
+    cache = BoundedCache("test: concurrent puts", 8)
+    errors = []
+
+    def fill(t):
+        try:
+            for i in range(20000):
+                cache.put((t, i), i)
+                cache.get((t, i - 1))
+        except Exception as e:  # noqa: BLE001 - any failure is the test's failure
+            errors.append(e)
+
+    threads = [threading.Thread(target=fill, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == [] and len(cache) <= 8
+    assert sizes()["test: concurrent puts"] == (len(cache), 8)
