@@ -27,15 +27,12 @@ iterations (the truncated block SVDs with their kept/discarded coupling), and un
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 import tenferro as tf
 
 from ..errors import ShapeError
-from ..tn.ctmrg import CTMEnv, _distance
-from ..tn.progress import Progress
+from ..tn.ctmrg import CTMEnv, _iterate
 from .decompositions import diagonal, svd
 from .fusion import fuse_legs
 from .tensor import SymmetricTensor, _structure_class, norm
@@ -190,23 +187,8 @@ def ctmrg(a: SymmetricTensor, chi: int, *, max_iter: int = 100, tol: float | Non
         C, T = ctm_init(a)
     else:
         C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
-    prev, delta, converged, it, s = None, math.nan, False, 0, None
-    watch = dict(fixed=True) if tol is None else dict(monitor="delta", tol=tol)
-    with Progress("CTMRG", max_iter, progress, callback=callback, **watch) as p:
-        for it in range(1, max_iter + 1):
-            C, T, s = ctmrg_step(a, C, T, chi)
-            if tol is None:
-                p.update(it, chi=C.shape[0])
-                continue
-            sv = _sorted_values(s)
-            if prev is not None:
-                delta = _distance(sv, prev)
-            prev = sv
-            p.update(it, chi=C.shape[0], delta=delta)
-            if delta < tol:
-                converged = True
-                break
-    return CTMEnv(C, T, it, converged, delta, prev)
+    return _iterate(lambda C, T: ctmrg_step(a, C, T, chi), C, T, max_iter, tol, progress,
+                   callback, _sorted_values)[0]
 
 
 # --------------------------------------------------------------- dense counterparts

@@ -43,6 +43,7 @@ Also here: the classical free energy per site (``ctm_lnz``) and one-site expecta
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -408,15 +409,32 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
                              multiplet_tol=multiplet_tol)
     if checkpoint:
         step = tf.checkpoint(step)
-    prev, delta, converged, it = None, math.nan, False, 0
+    env, s = _iterate(lambda C, T: step(a, C, T), C, T, max_iter, tol, progress, callback,
+                     lambda s: _concrete(s, "the convergence test (tol; pass tol=None to run "
+                                            "max_iter)"))
+    if env.spectrum is None:  # tol=None: report the last spectrum when it has values
+        try:
+            env = dataclasses.replace(env, spectrum=np.asarray(tf.stop_gradient(s),
+                                                               dtype=np.float64))
+        except ConcretizationError:
+            pass
+    return env
+
+
+def _iterate(step, C, T, max_iter: int, tol, progress, callback, values):
+    """Run ``C, T, s = step(C, T)`` until the corner spectrum ``values(s)`` (host floats,
+    descending) changes by less than ``tol`` (``tol=None``: exactly ``max_iter`` steps),
+    reporting each step to the progress line / ``callback``. Shared by the dense and the
+    symmetric C4v CTMRG. Returns ``(CTMEnv, last s)``."""
+    prev, delta, converged, it, s = None, math.nan, False, 0, None
     watch = dict(fixed=True) if tol is None else dict(monitor="delta", tol=tol)
     with Progress("CTMRG", max_iter, progress, callback=callback, **watch) as p:
         for it in range(1, max_iter + 1):
-            C, T, s = step(a, C, T)
+            C, T, s = step(C, T)
             if tol is None:
                 p.update(it, chi=C.shape[0])
                 continue
-            sv = _concrete(s, "the convergence test (tol; pass tol=None to run max_iter)")
+            sv = values(s)
             if prev is not None:
                 delta = _distance(sv, prev)
             prev = sv
@@ -424,12 +442,7 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
             if delta < tol:
                 converged = True
                 break
-    if prev is None:  # tol=None: report the last spectrum when it has values
-        try:
-            prev = np.asarray(tf.stop_gradient(s), dtype=np.float64)
-        except ConcretizationError:
-            pass
-    return CTMEnv(C, T, it, converged, delta, prev)
+    return CTMEnv(C, T, it, converged, delta, prev), s
 
 
 # ------------------------------------------------------------------ observables
