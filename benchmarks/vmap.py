@@ -20,11 +20,9 @@ import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
 # isort: split
 
 import argparse
-import statistics
-import time
 
 import numpy as np
-from _common import pin_torch, table
+from _common import interleaved_medians, pin_torch, table
 
 import tenferro as tf
 
@@ -76,16 +74,10 @@ def loop_jacfwd(f, x):
 
 
 def _race(fns, repeat):
-    """Median seconds of each callable, interleaved."""
-    times = {k: [] for k in fns}
+    """Median seconds of each callable, interleaved, after one warm-up call (jit tracing)."""
     for fn in fns.values():
-        fn()  # warm-up (and jit tracing)
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
+        fn()
+    return interleaved_medians(fns, repeat)
 
 
 def bench_jacobians(rng, repeat):
