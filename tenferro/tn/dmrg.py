@@ -34,6 +34,7 @@ import tenferro as tf
 
 from ..errors import ShapeError
 from ..linalg import _iterative as it
+from .mps import split_two_site
 from .progress import Progress
 
 __all__ = ["DMRGResult", "dmrg"]
@@ -125,27 +126,6 @@ def _lowest(mv, v0, tol, ncv, rng):
     else:
         res = it.krylov_schur(mv, v0, 1, "SA", True, tol=tol, ncv=ncv, maxiter=200, rng=rng)
     return float(np.real(res.values[0])), res.vectors[:, 0], res.info.iterations
-
-
-def _split(theta, Dl, d1, d2, Dr, max_rank, cutoff, move_right):
-    """theta -> (A_i, A_{i+1}) with the singular values on the side we move to; also the
-    discarded weight."""
-    m = tf.reshape(theta, (Dl * d1, d2 * Dr))
-    u, s, vh = tf.linalg.svd(m)
-    sv = np.asarray(tf.stop_gradient(s))
-    norm2 = float(np.sum(sv**2))
-    r = tf.linalg.truncation_rank(sv / math.sqrt(norm2) if norm2 > 0 else sv,
-                                  max_rank=max_rank, cutoff=cutoff)
-    disc = float(np.sum(sv[r:] ** 2)) / norm2 if norm2 > 0 else 0.0
-    u, s, vh = u[:, :r], s[:r], vh[:r]
-    s = s / tf.norm(s)
-    if move_right:
-        a = tf.reshape(u, (Dl, d1, r))
-        b = tf.reshape(s.astype(vh.dtype)[:, None] * vh, (r, d2, Dr))
-    else:
-        a = tf.reshape(u * s.astype(u.dtype)[None, :], (Dl, d1, r))
-        b = tf.reshape(vh, (r, d2, Dr))
-    return a, b, disc
 
 
 # ------------------------------------------------------------------------ DMRG
@@ -240,8 +220,8 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
                 v0 = tf.reshape(theta, (-1,))
                 energy, v, k = _lowest(mv, v0, local_tol, ncv, rng)
                 nmv += k
-                a, b, disc = _split(v, shape[0], shape[1], shape[2], shape[3], D, cutoff,
-                                    right)
+                a, b, disc = split_two_site(tf.reshape(v, shape), D, cutoff, right,
+                                            normalize=True)
                 disc_max = max(disc_max, disc)
                 mps[i], mps[i + 1] = a, b
                 if right:

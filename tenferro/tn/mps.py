@@ -417,11 +417,12 @@ def _check_mpo(mps, mpo):
                          f"{mpo[0].shape} and {mpo[-1].shape}.")
 
 
-def split_two_site(theta, max_rank, cutoff, right: bool):
+def split_two_site(theta, max_rank, cutoff, right: bool, normalize: bool = False):
     """Split a two-site tensor ``theta[l, s, t, r]`` by a truncated SVD (``max_rank``, and
     ``cutoff`` on the singular values normalised to a unit state) into two site tensors,
-    the singular values going right (centre moves right) or left. Returns ``(a, b,
-    discarded weight relative to the norm squared)``."""
+    the singular values going right (centre moves right) or left; ``normalize`` rescales the
+    kept ones to a unit state (DMRG's eigenvectors). Returns ``(a, b, discarded weight
+    relative to the norm squared)``."""
     Dl, d1, d2, Dr = theta.shape
     u, s, vh = tf.linalg.svd(tf.reshape(theta, (Dl * d1, d2 * Dr)))
     sv = np.asarray(tf.stop_gradient(s))
@@ -430,6 +431,8 @@ def split_two_site(theta, max_rank, cutoff, right: bool):
                                   max_rank=max_rank, cutoff=cutoff)
     disc = float(np.sum(sv[r:] ** 2)) / norm2 if norm2 > 0 else 0.0
     u, s, vh = u[:, :r], s[:r], vh[:r]
+    if normalize:
+        s = s / tf.norm(s)
     if right:
         return (tf.reshape(u, (Dl, d1, r)),
                 tf.reshape(s.astype(vh.dtype)[:, None] * vh, (r, d2, Dr)), disc)
