@@ -223,7 +223,7 @@ def main():
             again, t_again, _ = plan_default(shapes, labels)
             row[f"default#{r + 1}"] = (again.flops, again.largest_intermediate, t_again)
         if args.no_cotengra:
-            from tenferro.contract import search
+            from tenferro._src.contract import search
 
             saved, search._COTENGRA[:] = list(search._COTENGRA), [False]
             try:

@@ -65,7 +65,7 @@ def tenferro_case(chi, steps, backward, svd="full"):
 def torch_tuned_case(chi, steps, backward):
     """PyTorch with the same glibc allocator tuning tenferro applies at import (for a
     like-for-like view of the allocator's share)."""
-    from tenferro.backends.malloc import tune_glibc_malloc
+    from tenferro._src.backends.malloc import tune_glibc_malloc
 
     tune_glibc_malloc()
     return torch_case(chi, steps, backward)

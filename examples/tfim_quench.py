@@ -22,9 +22,7 @@ import numpy as np
 
 import tenferro as tf
 import tenferro.tn  # noqa: F401
-from tenferro.tn import exact_dynamics, mpo, observables
-from tenferro.tn.tdvp import tdvp
-from tenferro.tn.tebd import tebd, tfim_bond_terms
+from tenferro.tn import exact_dynamics, mpo, observables, tdvp, tebd, tfim_bond_terms
 
 P = mpo.spin_operators("pauli")
 

@@ -11,36 +11,49 @@ to a complex z is dL/dRe z + i dL/dIm z (so ``grad(|z|^2) = 2z``), as in PyTorch
 from chainrules.dtypes import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
 from chainrules.dtypes import complex64, complex128, float32, float64, int32, int64
 
-from . import errors, fft, lax, linalg, pytree, special
-from .autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
-from .autodiff.custom import custom_jvp, custom_vjp
-from .autodiff.eager import autograd_grad
-from .autodiff.forward import jvp
-from .autodiff.higher import hessian, hvp, jacfwd, jacrev
-from .autodiff.linearize import linear_transpose, linearize
-from .autodiff.reverse import grad, value_and_grad, vjp
-from .backends import get_backend, set_cpu_backend
-from .batching import vmap
-from .core.dispatch import default_device
-from .core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .core.tensor import Tensor
-from .einsum import contract_path, einsum, ncon
-from .fixed_point import fixed_point
-from .linalg import norm  # one norm (NumPy semantics), also tenferro.linalg.norm
-from .ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
-from .ops import __all__ as _ops_all
-from .traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
+from ._src.autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
+from ._src.autodiff.custom import custom_jvp, custom_vjp
+from ._src.autodiff.eager import autograd_grad
+from ._src.autodiff.forward import jvp
+from ._src.autodiff.higher import hessian, hvp, jacfwd, jacrev
+from ._src.autodiff.linearize import linear_transpose, linearize
+from ._src.autodiff.reverse import grad, value_and_grad, vjp
+from ._src.backends import get_backend, set_cpu_backend
+from ._src.batching import vmap
+from ._src.core.dispatch import default_device
+from ._src.core.eager import EagerTensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ._src.core.tensor import Tensor
+from ._src.einsum import contract_path, einsum, ncon
+from ._src.fixed_point import fixed_point
+from ._src.linalg import norm  # one norm (NumPy semantics), also tenferro.linalg.norm
+from ._src.ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
+from ._src.ops import __all__ as _ops_all
+from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
 
 __version__ = "0.1.0"
 
-# Last, on purpose: autograd, nn, optim and symmetric (whose blocks are tenferro tensors) are
-# written against the names above (tf.* at call time).
-from . import autograd, distributed, nn, optim, symmetric  # noqa: E402
+# the public modules (facades over tenferro._src)
+from . import (  # noqa: E402
+    autograd,
+    caches,
+    distributed,
+    errors,
+    fft,
+    lax,
+    linalg,
+    nn,
+    optim,
+    pytree,
+    special,
+    symmetric,
+    testing,
+    tn,
+)
 
 _api = [
     # submodules that are part of the API
-    "autograd", "distributed", "errors", "fft", "lax", "linalg", "nn", "optim", "pytree",
-    "special", "symmetric",
+    "autograd", "caches", "distributed", "errors", "fft", "lax", "linalg", "nn", "optim",
+    "pytree", "special", "symmetric", "testing", "tn",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int32", "int64",
     # tensors and devices

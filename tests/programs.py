@@ -13,7 +13,7 @@ import numpy as np
 
 import tenferro as tf
 from chainrules import primitives as P
-from tenferro.core.dispatch import bind
+from tenferro._src.core.dispatch import bind
 
 R, C = ("f64",), ("f64", "c128")
 

@@ -10,6 +10,5 @@ parameters, a log, a normalisation) runs here, under tenferro's ordinary reverse
 result equals the unsliced local computation. Design notes: design/distributed.md.
 """
 
-from .api import value_and_grad
-
-__all__ = ["value_and_grad"]
+from tenferro._src.distributed import *  # noqa: F403
+from tenferro._src.distributed import __all__  # noqa: F401

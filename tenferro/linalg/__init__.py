@@ -4,13 +4,5 @@ derivatives (``dense``: LAPACK-backed; ``nonhermitian``: ``eig``/``eigvals``; ``
 implicit derivatives). See ``tenferro.linalg.dense`` for the conventions (degenerate spectra,
 truncation, gauges), design/linalg.md and design/krylov.md for the derivations."""
 
-from . import dense, krylov, matfuncs, nonhermitian, operator, partial_svd
-from .dense import *  # noqa: F403
-from .krylov import *  # noqa: F403
-from .matfuncs import *  # noqa: F403
-from .nonhermitian import *  # noqa: F403
-from .operator import *  # noqa: F403
-from .partial_svd import *  # noqa: F403
-
-__all__ = sorted(set(dense.__all__) | set(krylov.__all__) | set(matfuncs.__all__)
-                 | set(nonhermitian.__all__) | set(operator.__all__) | set(partial_svd.__all__))
+from tenferro._src.linalg import *  # noqa: F403
+from tenferro._src.linalg import __all__  # noqa: F401

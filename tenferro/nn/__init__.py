@@ -6,9 +6,7 @@ conventions); this namespace holds ``Parameter``, ``Module``, the layers, the lo
 See design/nn.md.
 """
 
-from . import functional
-from .modules import *  # noqa: F403
-from .modules import __all__ as _modules_all
+from tenferro._src.nn import *  # noqa: F403
+from tenferro._src.nn import __all__  # noqa: F401
 
-__all__ = sorted(["functional", *_modules_all])
-del _modules_all
+from . import functional  # noqa: E402  (the public facade, not the implementation)

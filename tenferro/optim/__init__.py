@@ -3,9 +3,5 @@ tensors: ``opt.zero_grad(); loss.backward(); opt.step()`` (``step(closure)`` for
 Updates happen in place under ``no_grad``; complex parameters follow PyTorch's conventions (see
 ``Optimizer``). See design/nn.md."""
 
-from .adam import Adam, AdamW
-from .lbfgs import LBFGS
-from .optimizer import Optimizer
-from .sgd import SGD
-
-__all__ = ["LBFGS", "SGD", "Adam", "AdamW", "Optimizer"]
+from tenferro._src.optim import *  # noqa: F403
+from tenferro._src.optim import __all__  # noqa: F401

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.autodiff.checkpoint import save_decompositions
+from tenferro._src.autodiff.checkpoint import save_decompositions
 
 T = tf.tensor
 
@@ -184,7 +184,7 @@ def _peak_and_forward_passes(fn):
     eagerly (tanh's derivative reuses its output, so each count is one forward pass: work
     counted rather than timed, as timings are noise on a loaded machine)."""
     from chainrules.primitives import tanh_p
-    from tenferro.core.dispatch import state
+    from tenferro._src.core.dispatch import state
 
     count = [0]
 

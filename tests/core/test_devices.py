@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.backends import host_reads
+from tenferro._src.backends import host_reads
 from tenferro.errors import DeviceError
 
 # these tests are about the default device itself: TENFERRO_DEVICE does not apply to them
@@ -78,8 +78,8 @@ def test_cupy_is_never_imported_without_a_cuda_device():
 
 
 def _trg_value_and_grad(device, **svd_options):
+    from tenferro._src.tn.ising import normalize, trace_torus
     from tenferro.tn import ising_tensor, trg_step
-    from tenferro.tn.ising import normalize, trace_torus
 
     with tf.default_device(device):
         b = tf.tensor(0.44, requires_grad=True)

@@ -12,9 +12,9 @@ import pytest
 
 import tenferro as tf
 from chainrules import primitives as P
-from tenferro.backends import linalg_ext
-from tenferro.core import eager as eager_mod
-from tenferro.core.dispatch import bind, state
+from tenferro._src.backends import linalg_ext
+from tenferro._src.core import eager as eager_mod
+from tenferro._src.core.dispatch import bind, state
 from tenferro.errors import ShapeError
 
 

@@ -31,14 +31,14 @@ def test_dtype_errors():
         -tf.tensor([True])
     with pytest.raises(DTypeError, match="gather: indices must be integers"):
         from chainrules import primitives as P
-        from tenferro.core.dispatch import bind
+        from tenferro._src.core.dispatch import bind
 
         bind(P.gather_p, tf.ones(3), tf.ones(2), axis=0)
 
 
 def test_primitive_level_errors_are_validated():
     from chainrules import primitives as P
-    from tenferro.core.dispatch import bind
+    from tenferro._src.core.dispatch import bind
 
     with pytest.raises(ShapeError, match=r"add: operand shapes differ \(f64\[2\], f64\[3\]\)"):
         bind(P.add_p, tf.ones(2), tf.ones(3))
@@ -90,7 +90,7 @@ def test_item_on_non_scalar():
 def test_unvalidated_eager_primitives_still_name_the_problem(bad, monkeypatch):
     """Primitives with validate_eager=False skip abstract_eval in eager mode (their impl
     rejects bad input); the error the user sees is still abstract_eval's, not NumPy's."""
-    from tenferro.core import eager
+    from tenferro._src.core import eager
 
     monkeypatch.setattr(eager, "CHECK", False)
     with pytest.raises(tf.errors.ShapeError):

@@ -68,8 +68,8 @@ def test_tape_backward_equals_functional_grad(prog, dtype, rng):
 
 def test_every_primitive_is_covered(rng):
     """Each registered primitive appears in some program (linalg ones in the linalg suite)."""
-    from tenferro.core.dispatch import new_trace
-    from tenferro.traced.staging import StagingTrace
+    from tenferro._src.core.dispatch import new_trace
+    from tenferro._src.traced.staging import StagingTrace
 
     seen = set()
     for prog, dtype in CASES:

@@ -16,6 +16,7 @@ import tenferro.special
 
 TENFERRO = {
     "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
+    "caches", "testing", "tn",
     "add", "amax", "amin", "angle", "arange", "arctan", "arctan2", "argmax", "argmin",
     "asarray", "astype", "atan", "atan2", "atleast_1d", "autograd_grad", "bool", "distributed",
     "broadcast_shapes", "broadcast_to", "checkpoint", "checkpoint_loop", "clamp", "clip",
@@ -113,7 +114,7 @@ TN_PEPS = {
 
 def _public(module):
     """Public attributes that are not subpackages/submodules of ``module`` itself (those are
-    set by Python's import system, e.g. ``tenferro.core``)."""
+    set by Python's import system, e.g. ``tenferro._src.core``)."""
     out = set()
     for name in dir(module):
         if name.startswith("_"):
@@ -132,7 +133,7 @@ def test_tenferro_exports_exactly_the_api():
 
 
 def test_linalg_exports_exactly_the_api():
-    assert set(tenferro.linalg.__all__) == LINALG
+    assert set(tenferro._src.linalg.__all__) == LINALG
     assert _public(tenferro.linalg) == LINALG
 
 
@@ -218,7 +219,7 @@ def test_nn_and_optim_export_exactly_the_api():
     assert _public(tenferro.nn) == NN
     assert set(tenferro.nn.functional.__all__) == NN_FUNCTIONAL
     assert _public(tenferro.nn.functional) == NN_FUNCTIONAL
-    assert set(tenferro.optim.__all__) == OPTIM
+    assert set(tenferro._src.optim.__all__) == OPTIM
     assert _public(tenferro.optim) == OPTIM
 
 
@@ -233,7 +234,7 @@ def test_every_nn_and_optim_name_is_documented():
 def test_symmetric_exports_exactly_the_api():
     import tenferro.symmetric
 
-    assert set(tenferro.symmetric.__all__) == SYMMETRIC
+    assert set(tenferro._src.symmetric.__all__) == SYMMETRIC
     assert _public(tenferro.symmetric) == SYMMETRIC
     for name in SYMMETRIC:
         value = getattr(tenferro.symmetric, name)
@@ -244,7 +245,7 @@ def test_symmetric_exports_exactly_the_api():
 
 def test_distributed_exports_exactly_the_api():
     # importable without Dask installed: Dask is imported only when a client is needed
-    assert set(tenferro.distributed.__all__) == DISTRIBUTED
+    assert set(tenferro._src.distributed.__all__) == DISTRIBUTED
     assert _public(tenferro.distributed) == DISTRIBUTED
     for name in DISTRIBUTED:
         doc = getattr(tenferro.distributed, name).__doc__
@@ -257,7 +258,7 @@ def test_tn_peps_exports_exactly_the_api():
 
     assert set(tenferro.tn.peps.__all__) == TN_PEPS
     # one bond operator for chains and PEPS; tn exports every name once
-    assert tenferro.tn.peps.heisenberg_bond is tenferro.tn.heisenberg_bond
+    assert tenferro._src.tn.peps.heisenberg_bond is tenferro.tn.heisenberg_bond
     assert len(tenferro.tn.__all__) == len(set(tenferro.tn.__all__))
     for name in TN_PEPS:
         assert getattr(tenferro.tn, name) is getattr(tenferro.tn.peps, name)
@@ -268,7 +269,7 @@ def test_tn_peps_exports_exactly_the_api():
 
 
 TN_UNITCELL = {
-    # tenferro.tn.ctmrg_directional, tenferro.tn.ctmrg_gauge
+    # tenferro._src.tn.ctmrg_directional, tenferro._src.tn.ctmrg_gauge
     "DirectionalEnv", "ctm_directional_gauge_fix", "ctm_directional_init",
     "ctm_directional_lnz", "ctm_directional_step", "ctmrg_directional", "rotate_cell",
     # tenferro.tn.ipeps
@@ -282,7 +283,7 @@ def test_tn_unitcell_ipeps_exports_exactly_the_api():
 
     import tenferro.tn
 
-    modules = [sys.modules[f"tenferro.tn.{m}"] for m in ("ctmrg_directional", "ctmrg_gauge",
+    modules = [sys.modules[f"tenferro._src.tn.{m}"] for m in ("ctmrg_directional", "ctmrg_gauge",
                                                           "ipeps")]
     assert set().union(*[m.__all__ for m in modules]) == TN_UNITCELL
     assert TN_UNITCELL <= set(tenferro.tn.__all__) and "ipeps" in tenferro.tn.__all__

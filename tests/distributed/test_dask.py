@@ -11,7 +11,7 @@ import pytest
 
 import tenferro as tf
 import tenferro.distributed as td
-from tenferro.contract import ContractionPlan
+from tenferro._src.contract import ContractionPlan
 from tenferro.errors import ShapeError
 
 from .test_executor import EQ, EQ0, operands

@@ -1,5 +1,5 @@
 """Plans as plain data, ``einsum(..., executor=)`` on a ``concurrent.futures`` pool, and
-``tenferro.distributed.value_and_grad`` with a pool as its client (no Dask needed here;
+``tenferro._src.distributed.value_and_grad`` with a pool as its client (no Dask needed here;
 tests/distributed/test_dask.py runs the same on a LocalCluster)."""
 
 import pickle
@@ -11,7 +11,7 @@ import pytest
 
 import tenferro as tf
 import tenferro.distributed as td
-from tenferro.contract import ContractionPlan
+from tenferro._src.contract import ContractionPlan
 from tenferro.errors import ConcretizationError, ShapeError, TenferroError
 
 EQ = "abc,cbd,de->ae"  # a tensor-valued contraction
@@ -199,7 +199,7 @@ def test_missing_dask_names_the_extra(rng, monkeypatch):
 def test_a_task_contracts_exactly_its_slices(rng):
     """Slice number k of a plan slicing (b, c) is b = k // 5, c = k % 5 (row-major), so
     groups of slice numbers partition the sum."""
-    from tenferro.contract.parallel import contract_group, slice_groups, vjp_group
+    from tenferro._src.contract.parallel import contract_group, slice_groups, vjp_group
 
     a, b, c = operands(rng)
     plan = sliced_plan(EQ, [a, b, c])  # b has size 4, c size 5

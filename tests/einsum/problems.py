@@ -6,10 +6,10 @@ import numpy as np
 from hypothesis import strategies as st
 
 import chainrules
-from tenferro.core.dispatch import bind_list, new_base
-from tenferro.ir.eval import eval_program
-from tenferro.ir.program import Program
-from tenferro.traced.staging import StagingTrace
+from tenferro._src.core.dispatch import bind_list, new_base
+from tenferro._src.ir.eval import eval_program
+from tenferro._src.ir.program import Program
+from tenferro._src.traced.staging import StagingTrace
 
 LETTERS = "abcdefg"
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tenferro as tf
-from tenferro.contract import lower as lower_mod
+from tenferro._src.contract import lower as lower_mod
 from tenferro.testing import check_grads, check_jvp, check_transpose, check_vjp
 from tests.einsum.problems import einsum_problems, random_arrays, run_program, stage
 
@@ -125,7 +125,7 @@ def test_large_steps_use_the_matricized_lowering_and_stay_correct(dtype):
     leaves = [tf.tensor(a, requires_grad=True) for a in arrays]
     out = tf.einsum(eq, *leaves)
     np.testing.assert_allclose(out.detach().numpy(), np.einsum(eq, *arrays), rtol=1e-11)
-    from tenferro.contract.api import get_plan
+    from tenferro._src.contract.api import get_plan
 
     plan, _, grad = get_plan("einsum", (eq, *leaves))
     assert grad and any(p.name == "reshape" for p, *_ in plan.lowered(True).instrs)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.backends import get_backend
-from tenferro.contract.api import get_plan
+from tenferro._src.backends import get_backend
+from tenferro._src.contract.api import get_plan
 from tests.einsum.problems import random_arrays
 
 

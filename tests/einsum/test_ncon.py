@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.contract.ncon import _path
+from tenferro._src.contract.ncon import _path
 from tenferro.errors import ShapeError
 from tenferro.testing import check_vjp
 from tests.einsum.problems import random_arrays

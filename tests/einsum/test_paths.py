@@ -10,9 +10,9 @@ import opt_einsum as oe
 import pytest
 
 import tenferro as tf
-from tenferro.contract import ContractionPlan, PlanningWarning
-from tenferro.contract import plan as plan_mod
-from tenferro.contract import search as search_mod
+from tenferro._src.contract import ContractionPlan, PlanningWarning
+from tenferro._src.contract import plan as plan_mod
+from tenferro._src.contract import search as search_mod
 from tenferro.errors import ShapeError
 from tests.einsum.networks import arrays_for, interleaved, peps_norm, random_regular
 
@@ -295,10 +295,10 @@ def test_byte_limits_use_the_operand_dtype():
 def test_subtree_reconfiguration_repairs_a_bad_path():
     """The fallback's reconfiguration (used without cotengra) turns the left-to-right order
     of a 4x4 PEPS norm into a far cheaper valid path, and never makes a path worse."""
-    from tenferro.contract.costs import costs_of
-    from tenferro.contract.problem import Problem
-    from tenferro.contract.reconf import reconfigure
-    from tenferro.contract.search import trivial_path
+    from tenferro._src.contract.costs import costs_of
+    from tenferro._src.contract.problem import Problem
+    from tenferro._src.contract.reconf import reconfigure
+    from tenferro._src.contract.search import trivial_path
 
     shapes, labels = peps_norm(4, 2)
     prob = Problem("einsum", [tuple(lab) for lab in labels], (), shapes, "peps")

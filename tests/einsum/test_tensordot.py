@@ -1,4 +1,4 @@
-"""tensordot (implemented in tenferro.ops.products): NumPy semantics and derivatives."""
+"""tensordot (implemented in tenferro._src.ops.products): NumPy semantics and derivatives."""
 
 import numpy as np
 import pytest

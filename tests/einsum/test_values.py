@@ -260,7 +260,7 @@ def test_memory_limit_is_an_alias_of_max_memory_and_slices():
 
 
 def test_second_call_hits_the_plan_cache(monkeypatch):
-    from tenferro.contract import plan as plan_mod
+    from tenferro._src.contract import plan as plan_mod
 
     calls = {"search": 0}
     real_search = plan_mod._search

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from tenferro._src.tn.correlation import channel_transfer_operator
 from tenferro.tn import correlation_length, ctmrg, ising_tensor
-from tenferro.tn.correlation import channel_transfer_operator
 
 BETA = 0.42  # above T_c (beta_c = 0.4407): xi = 11.9
 

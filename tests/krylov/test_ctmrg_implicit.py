@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from tenferro._src.tn.ctmrg import ctm_gauge_fix, ctmrg_step
 from tenferro.tn import peps
-from tenferro.tn.ctmrg import ctm_gauge_fix, ctmrg_step
 
 # The optimal single-site C4v D=2 iPEPS of the Heisenberg model (E = -0.66023109348, from
 # examples/ipeps_heisenberg.py): SU(2) symmetric to the optimiser's accuracy, so its corner

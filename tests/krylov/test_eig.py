@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.errors import GradientError
-from tenferro.linalg.krylov import GaugeWarning
+from tenferro.errors import GaugeWarning, GradientError
 
 from ._util import DTYPES, close, fd_directional, grad_dot, herm, rand
 

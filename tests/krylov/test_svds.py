@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.linalg.krylov import GaugeWarning
-from tenferro.tn.trg import sqrt_singular_values
+from tenferro._src.tn.trg import sqrt_singular_values
+from tenferro.errors import GaugeWarning
 
 from ._util import DTYPES, close, fd_directional, grad_dot, rand
 

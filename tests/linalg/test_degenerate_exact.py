@@ -443,7 +443,7 @@ def test_small_ctmrg_loss_at_exact_degeneracy(projector):
     """d lnZ / d beta of 15 unrolled C4v CTMRG steps of the 4-state clock model at chi = 6: the
     corner spectrum is exactly 2-fold degenerate (Z_4 pairs) and chi keeps whole multiplets.
     The gradient is exact against extrapolated finite differences, and silent."""
-    from tenferro.tn.ctmrg import corner_spectrum, ctm_lnz, ctmrg
+    from tenferro._src.tn.ctmrg import corner_spectrum, ctm_lnz, ctmrg
 
     def f(b):
         a = _clock_tensor(b)
@@ -470,7 +470,7 @@ def test_checks_on_an_accelerator_only_on_request(rng, monkeypatch):
     """Looking at the spectrum costs a device-to-host read on an accelerator (the "strict:1"
     stand-in): by default nothing is read back (rank-only truncation and the backward check
     both stay on the device); TENFERRO_DEGENERACY=warn asks for the checks there too."""
-    from tenferro.backends import host_reads
+    from tenferro._src.backends import host_reads
 
     a = with_singular_values(rng, 5, 4, PAIR, "float64")
     w = rand(rng, (5, 4), "float64")

@@ -13,7 +13,7 @@ import tenferro as tf
 from chainrules import primitives as P
 from chainrules.primitives.spectral import divided_difference, scalar_function
 from tenferro import linalg as la
-from tenferro.core.dispatch import bind
+from tenferro._src.core.dispatch import bind
 from tenferro.errors import DegeneracyWarning, ShapeError
 from tenferro.testing import check_grads, check_transpose
 from tests.linalg._util import DTYPES, T, hermitian, rand, rel_err
@@ -93,7 +93,7 @@ def test_chain_is_linear_in_each_link_and_transposes(dtype, rng):
 def test_divided_differences_are_tie_robust():
     """First and second divided differences at exact ties, near ties (1e-14 .. 1e-3 apart)
     and far apart agree with high-precision references."""
-    from tenferro.backends.numpy_backend import host_xp
+    from tenferro._src.backends.numpy_backend import host_xp
 
     xp = host_xp()
     g = scalar_function("exp")

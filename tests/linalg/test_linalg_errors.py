@@ -5,7 +5,7 @@ import pytest
 
 from chainrules import primitives as P
 from tenferro import linalg as la
-from tenferro.core.dispatch import bind
+from tenferro._src.core.dispatch import bind
 from tenferro.errors import DTypeError, ShapeError
 from tests.linalg._util import T, rand
 

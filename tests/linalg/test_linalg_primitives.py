@@ -10,7 +10,7 @@ import pytest
 import chainrules
 import tenferro as tf
 from chainrules import primitives as P
-from tenferro.core.dispatch import bind
+from tenferro._src.core.dispatch import bind
 from tenferro.testing import check_grads, check_transpose
 from tests.linalg._util import DTYPES, T, rand
 

@@ -7,7 +7,7 @@ import pytest
 import tenferro as tf
 from chainrules import primitives as P
 from tenferro import linalg as la
-from tenferro.core.dispatch import bind
+from tenferro._src.core.dispatch import bind
 from tenferro.errors import TenferroError
 from tenferro.testing import check_grads
 from tests.linalg._util import DTYPES, T, fd_gradient_extrapolated, rand, with_singular_values

@@ -264,7 +264,7 @@ def test_gesdd_failure_falls_back_to_gesvd(monkeypatch, rng):
     matrices call LAPACK directly, batches go through SciPy: both paths fall back."""
     import scipy.linalg
 
-    from tenferro.backends import linalg_ext
+    from tenferro._src.backends import linalg_ext
 
     calls = []
     real_svd = scipy.linalg.svd

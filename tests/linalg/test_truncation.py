@@ -65,8 +65,8 @@ def test_traced_truncation_max_rank_is_static_cutoff_is_a_run_time_size():
     so the rank becomes a symbolic size resolved when the graph runs
     (tests/traced/test_dynamic_shapes.py runs such graphs)."""
     from chainrules.symbolic import Sym
-    from tenferro.core.dispatch import new_trace
-    from tenferro.traced.staging import StagingTrace
+    from tenferro._src.core.dispatch import new_trace
+    from tenferro._src.traced.staging import StagingTrace
 
     with new_trace(StagingTrace) as st:
         x = st.new_arg(chainrules.ShapedArray((6, 5), np.float64))

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from tenferro._src.ops import _base, indexing, shape
 from tenferro.errors import ShapeError
-from tenferro.ops import _base, indexing, shape
 
 
 def _x():

@@ -19,9 +19,7 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro.errors import ConcretizationError, DTypeError, ShapeError
-from tenferro.tn import exact, ising_tensor, peps
-from tenferro.tn.ctmrg import (
+from tenferro._src.tn.ctmrg import (
     ctm_init,
     ctm_lnz,
     ctm_site_expectation,
@@ -29,6 +27,8 @@ from tenferro.tn.ctmrg import (
     ctmrg_step,
     multiplet_rank,
 )
+from tenferro.errors import ConcretizationError, DTypeError, ShapeError
+from tenferro.tn import exact, ising_tensor, peps
 
 pytestmark = pytest.mark.numpy_only
 

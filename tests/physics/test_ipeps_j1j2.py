@@ -8,8 +8,8 @@ import pytest
 
 import tenferro as tf
 import tenferro.tn  # noqa: F401
+from tenferro._src.tn.ctmrg import CTMEnv
 from tenferro.tn import peps
-from tenferro.tn.ctmrg import CTMEnv
 
 
 def _random_env(chi, D, seed):

@@ -29,7 +29,7 @@ def test_exact_references_are_self_consistent():
 
 def test_ising_tensor_gives_exact_small_torus():
     """A 1x1 torus of T is the 1-site Ising model with two self-bonds: Z = sum_s e^{2 beta}."""
-    from tenferro.tn.ising import trace_torus
+    from tenferro._src.tn.ising import trace_torus
 
     b = 0.37
     assert np.isclose(trace_torus(ising_tensor(b)).item(), 2 * np.exp(2 * b))

@@ -12,6 +12,14 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from tenferro._src.tn.variational import (
+    _flatten,
+    _unflatten,
+    default_schedule,
+    mps_energy,
+    precondition,
+    variational_ground_state,
+)
 from tenferro.errors import ShapeError
 from tenferro.testing import check_grads
 from tenferro.tn import exact
@@ -36,14 +44,6 @@ from tenferro.tn.mps import (
     random_mps,
     right_canonicalize,
     two_site_update,
-)
-from tenferro.tn.variational import (
-    _flatten,
-    _unflatten,
-    default_schedule,
-    mps_energy,
-    precondition,
-    variational_ground_state,
 )
 
 pytestmark = pytest.mark.numpy_only  # physics runs: once, on the default backend

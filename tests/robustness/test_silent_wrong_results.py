@@ -282,7 +282,7 @@ def test_dtype_errors_do_not_depend_on_tenferro_check(monkeypatch, f, args):
     default outside the test suite) still refuse the dtypes abstract_eval refuses, each
     combination checked once, as jit does every time (NumPy would order complex numbers
     lexicographically and add booleans)."""
-    from tenferro.core import eager
+    from tenferro._src.core import eager
     from tenferro.errors import DTypeError
 
     monkeypatch.setattr(eager, "CHECK", False)
@@ -295,7 +295,7 @@ def test_dtype_errors_do_not_depend_on_tenferro_check(monkeypatch, f, args):
 
 
 def test_lax_validates_every_eager_call(monkeypatch):
-    from tenferro.core import eager
+    from tenferro._src.core import eager
     from tenferro.errors import ShapeError
 
     monkeypatch.setattr(eager, "CHECK", False)

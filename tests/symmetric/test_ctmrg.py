@@ -1,4 +1,4 @@
-"""C4v CTMRG with symmetric (Z2) corners and edges against the dense ``tenferro.tn.ctmrg``:
+"""C4v CTMRG with symmetric (Z2) corners and edges against the dense ``tenferro._src.tn.ctmrg``:
 the Heisenberg iPEPS energy and gradient, the classical Ising free energy (Onsager), jit, and
 the errors for what it does not support."""
 
@@ -8,8 +8,8 @@ import pytest
 import tenferro as tf
 import tenferro.symmetric as S
 from tenferro import tn
+from tenferro._src.symmetric import ctmrg as SC
 from tenferro.errors import ShapeError
-from tenferro.symmetric import ctmrg as SC
 from tenferro.tn import exact
 
 from ._util import assert_close

@@ -151,7 +151,7 @@ def test_eigh_matches_dense(name, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_krylov_eigsh_on_a_symmetric_linear_map(dtype):
-    """tenferro.linalg.eigsh on a LinearOperator whose matvec contracts symmetric blocks
+    """tenferro._src.linalg.eigsh on a LinearOperator whose matvec contracts symmetric blocks
     (through to_vector/from_vector): the lowest eigenvalue equals the block-wise eigh's, and
     its gradient with respect to the operator's blocks equals the dense one."""
     ls = legs("U1", [False, True])

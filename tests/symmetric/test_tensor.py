@@ -194,7 +194,7 @@ def test_contractions_match_dense(name, dtype):
 
 
 def test_contraction_plans_are_cached_and_errors_are_clear():
-    from tenferro.symmetric import contract
+    from tenferro._src.symmetric import contract
 
     la = legs("U1", [False, True])
     x = S.random(la, seed=0)

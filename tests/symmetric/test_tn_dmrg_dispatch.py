@@ -1,4 +1,4 @@
-"""``tenferro.tn.dmrg`` on a symmetric MPO runs the block-sparse DMRG: same call, same result
+"""``tenferro._src.tn.dmrg`` on a symmetric MPO runs the block-sparse DMRG: same call, same result
 type, the sector chosen by ``mps0``."""
 
 import itertools

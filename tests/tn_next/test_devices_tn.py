@@ -6,9 +6,9 @@ import pytest
 
 import tenferro as tf
 import tenferro.tn  # noqa: F401
+from tenferro._src.tn.tdvp import tdvp
+from tenferro._src.tn.tebd import tebd, tfim_bond_terms
 from tenferro.tn import mpo, observables
-from tenferro.tn.tdvp import tdvp
-from tenferro.tn.tebd import tebd, tfim_bond_terms
 
 DEV = "strict:1"
 

@@ -8,10 +8,10 @@ from scipy import sparse
 
 import tenferro as tf
 import tenferro.tn  # noqa: F401
+from tenferro._src.tn.tdvp import tdvp
+from tenferro._src.tn.tebd import heisenberg_bond_terms, tebd, tfim_bond_terms
 from tenferro.errors import ShapeError
 from tenferro.tn import exact, exact_dynamics, mpo, observables
-from tenferro.tn.tdvp import tdvp
-from tenferro.tn.tebd import heisenberg_bond_terms, tebd, tfim_bond_terms
 
 P = mpo.spin_operators("pauli")
 

@@ -1,5 +1,5 @@
 """Implicit (fixed-point) gradients of the directional CTMRG with gauge fixing
-(tenferro.tn.ctmrg_gauge): against unrolled AD and finite differences, and the naive recipe
+(tenferro._src.tn.ctmrg_gauge): against unrolled AD and finite differences, and the naive recipe
 without the gauge fix, which is silently wrong (issue 23)."""
 
 import warnings
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from tenferro._src.tn.ctmrg_directional import ctm_directional_init, ctm_directional_step
+from tenferro._src.tn.ctmrg_gauge import ctmrg_directional_implicit
+from tenferro._src.tn.progress import Progress
 from tenferro.tn import ctm_directional_gauge_fix, ctmrg_directional, ipeps, peps
-from tenferro.tn.ctmrg_directional import ctm_directional_init, ctm_directional_step
-from tenferro.tn.ctmrg_gauge import ctmrg_directional_implicit
-from tenferro.tn.progress import Progress
 
 pytestmark = pytest.mark.numpy_only
 
@@ -21,7 +21,7 @@ H = np.asarray(peps.heisenberg_bond())
 
 @pytest.fixture(autouse=True)
 def _quiet(monkeypatch):
-    import tenferro._progress as progress
+    import tenferro._src.progress as progress
 
     monkeypatch.setattr(progress, "_enabled", False)
 
@@ -119,7 +119,7 @@ def test_gauge_fix_undoes_any_bond_gauge_and_makes_a_fixed_point(dtype):
 
     # a random gauge per bond: U[i][y][x] on the in-leg of T_{i+1}[y][x]
     U = [[[rand_unitary() for _ in range(2)] for _ in range(2)] for _ in range(4)]
-    from tenferro.tn.ctmrg_gauge import _legs
+    from tenferro._src.tn.ctmrg_gauge import _legs
 
     corner, edge = _legs(U, 2, 2)
     C = tuple(tuple(tuple(phase() * (tf.conj(corner[i](y, x)[0]).T @ env.C[i][y][x]

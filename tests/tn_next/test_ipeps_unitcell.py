@@ -1,9 +1,9 @@
-"""Unit-cell iPEPS and the directional CTMRG (tenferro.tn.ipeps, tenferro.tn.ctmrg_directional).
+"""Unit-cell iPEPS and the directional CTMRG (tenferro.tn.ipeps, tn.ctmrg_directional).
 
 References the assertions are checked against:
 * exact: product states in a cell (every bond energy is a product-state expectation value),
   with a bond operator that is not symmetric under the exchange of its sites (orientation);
-* the C4v CTMRG of tenferro.tn.ctmrg on C4v tensors (energy and ln Z per site), and Onsager
+* the C4v CTMRG of tenferro._src.tn.ctmrg on C4v tensors (energy and ln Z per site), and Onsager
   (2D Ising ln Z through the directional CTMRG);
 * the published single-site C4v D=2 optimum E = -0.6602310934799582 (Hasik, Poilblanc,
   Becca, SciPost Phys. 10, 012 (2021)), through the optimised tensor stored in
@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import tenferro as tf
+from tenferro._src.tn.ctmrg import ctm_lnz, ctmrg
 from tenferro.errors import ConcretizationError, ShapeError
 from tenferro.tn import (
     ctm_directional_lnz,
@@ -26,7 +27,6 @@ from tenferro.tn import (
     ising_tensor,
     peps,
 )
-from tenferro.tn.ctmrg import ctm_lnz, ctmrg
 
 pytestmark = pytest.mark.numpy_only
 
@@ -37,7 +37,7 @@ FOUR = [[0, 1], [2, 3]]
 
 @pytest.fixture(autouse=True)
 def _quiet(monkeypatch):
-    import tenferro._progress as progress
+    import tenferro._src.progress as progress
 
     monkeypatch.setattr(progress, "_enabled", False)
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tenferro.tn.progress import Progress
+from tenferro._src.tn.progress import Progress
 
 
 def test_fixed_length_loop_prints_step_over_total_and_eta():
@@ -70,7 +70,7 @@ def test_disabled_still_calls_back_and_prints_nothing():
 
 @pytest.mark.numpy_only
 def test_environment_variable_silences():
-    code = ("import io; from tenferro.tn.progress import Progress; s = io.StringIO(); "
+    code = ("import io; from tenferro._src.tn.progress import Progress; s = io.StringIO(); "
             "p = Progress('T', 1, stream=s); p.__enter__(); p.update(1, e=1.0); "
             "print(repr(s.getvalue()))")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

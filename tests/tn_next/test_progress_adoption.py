@@ -117,7 +117,7 @@ def test_symmetric_ctmrg_and_dmrg_report_the_same_records(capsys):
     """Symmetric site tensors / MPOs (dispatched by tn.ctmrg and tn.dmrg) give the dense
     algorithms' records to the callback."""
     import tenferro.symmetric as S
-    from tenferro.symmetric import ctmrg as SC
+    from tenferro._src.symmetric import ctmrg as SC
 
     phys = S.Leg(S.Z2, ((0, 1), (1, 1)))
     virt = S.Leg(S.Z2, ((0, 1), (1, 1)))
@@ -246,7 +246,7 @@ def test_environment_variable_silences_algorithms_not_callbacks():
 def test_non_finite_values_are_printed_not_fatal(capsys):
     """The first sweep's dE is NaN (or inf): the printed line says so instead of raising from
     int(nan) (dense DMRG with progress=True crashed on its first printed line)."""
-    from tenferro._progress import Progress
+    from tenferro._src.progress import Progress
 
     with Progress("test", 3, True, every=0.0) as p:
         p.update(1, energy=-1.0, dE=math.nan, grad=math.inf)

@@ -16,10 +16,10 @@ import pytest
 import tenferro as tf
 from chainrules import PRIMITIVES
 from chainrules.symbolic import Sym, bound_of
+from tenferro._src.traced import serialize
+from tenferro._src.traced.graph_params import NEW_SIZE, PARAM_KINDS, PRODUCES_SIZE
 from tenferro.errors import GraphError, GraphFormatError
 from tenferro.pytree import tree_leaves
-from tenferro.traced import serialize
-from tenferro.traced.graph_params import NEW_SIZE, PARAM_KINDS, PRODUCES_SIZE
 
 T = tf.tensor
 

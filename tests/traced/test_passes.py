@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tenferro as tf
-from tenferro.ir.passes import const_fold, cse, dce, fold_shapes, last_uses, optimize
+from tenferro._src.ir.passes import const_fold, cse, dce, fold_shapes, last_uses, optimize
 
 T = tf.tensor
 SD = tf.ShapeDtype

@@ -21,8 +21,8 @@ from chainrules.symbolic import (
     sym_max,
     sym_min,
 )
+from tenferro._src.ops.indexing import slice_indices
 from tenferro.errors import ShapeError
-from tenferro.ops.indexing import slice_indices
 
 K_BOUND, J_BOUND = 6, 4
 

@@ -8,8 +8,8 @@ import pytest
 
 import tenferro as tf
 from chainrules import primitives as P
-from tenferro.batching import trace as batch_trace
-from tenferro.core.dispatch import dispatch
+from tenferro._src.batching import trace as batch_trace
+from tenferro._src.core.dispatch import dispatch
 from tenferro.errors import ConcretizationError, ShapeError
 
 
@@ -248,7 +248,7 @@ def test_loop_fallback_refuses_members_of_different_shapes(monkeypatch):
     """A primitive without a rule whose output shape depends on the values: the loop finds
     members disagreeing and names the primitive and the way out."""
     from chainrules.symbolic import Sym
-    from tenferro.core.dispatch import bind
+    from tenferro._src.core.dispatch import bind
 
     monkeypatch.setattr(P.truncation_indices_p, "batch", None)
     monkeypatch.setattr(batch_trace, "_WARNED", {"truncation_indices"})

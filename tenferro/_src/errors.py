@@ -1,0 +1,115 @@
+"""Implementation of ``tenferro.errors`` (its docstring is the user documentation)."""
+
+from __future__ import annotations
+
+from chainrules.errors import (  # noqa: F401
+    ConcretizationError,
+    DegeneracyWarning,
+    DeviceError,
+    DTypeError,
+    GradientError,
+    GraphError,
+    LeakedTracerError,
+    LinAlgError,
+    NonLinearError,
+    RetraceWarning,
+    ShapeError,
+    SingularMatrixError,
+    TenferroError,
+    fmt_aval,
+)
+
+__all__ = [
+    "ConcretizationError",
+    "ConvergenceWarning",
+    "DegeneracyWarning",
+    "DeviceError",
+    "DTypeError",
+    "GaugeWarning",
+    "GradientError",
+    "GraphError",
+    "GraphFileError",
+    "GraphFormatError",
+    "LeakedTracerError",
+    "LinAlgError",
+    "NonLinearError",
+    "RetraceWarning",
+    "ShapeError",
+    "SingularMatrixError",
+    "TenferroError",
+]
+
+
+class GaugeWarning(UserWarning):
+    """A loss depends on an arbitrary gauge (the phase of an eigen- or singular vector)."""
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """An iterative solver or algorithm stopped before reaching its tolerance."""
+
+
+class GraphFormatError(GraphError):
+    """A graph file is corrupt, hostile, over a size limit, or in a format version this
+    tenferro does not read (see design/graph-files.md). The message names what is wrong."""
+
+
+class GraphFileError(GraphError, OSError):
+    """A graph file cannot be opened (missing, a directory, no permission). An ``OSError`` too,
+    with the ``errno`` and ``filename`` of the failed open, so ``except OSError`` still works."""
+
+    def __init__(self, errno: int | None, message: str, filename: str | None = None):
+        super().__init__(message)
+        self.errno, self.strerror, self.filename = errno, message, filename
+
+    def __str__(self) -> str:
+        return self.strerror
+
+    @classmethod
+    def like(cls, e: OSError, message: str, filename: str) -> GraphFileError:
+        """The error for the failed open ``e``: also an instance of ``type(e)``
+        (``FileNotFoundError``, ``PermissionError``, ...), so narrow handlers still catch it."""
+        sub = _FILE_ERRORS.get(type(e))
+        if sub is None:
+            sub = _FILE_ERRORS[type(e)] = type(cls.__name__, (cls, type(e)),
+                                               {"__module__": __name__})
+        return sub(e.errno, message, filename)
+
+
+_FILE_ERRORS: dict = {}
+
+
+def named_argument_errors(op: str):
+    """Decorate a public function whose arguments take many forms (sequences, nested lists,
+    numbers or tensors): a raw ``TypeError``/``AttributeError`` (a wrong kind of argument) or
+    ``ValueError``/``OverflowError``/``ZeroDivisionError`` (a wrong value) raised while it
+    interprets them becomes a ``DTypeError``/``ShapeError`` naming the op, the argument types
+    and where to look. tenferro's own errors pass through unchanged."""
+    import functools
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except TenferroError:
+                raise
+            except (TypeError, AttributeError, ValueError, OverflowError,
+                    ZeroDivisionError) as e:
+                kinds = ", ".join([type(a).__name__ for a in args]
+                                  + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+                cls = DTypeError if isinstance(e, (TypeError, AttributeError)) else ShapeError
+                raise cls(f"{op}: invalid arguments ({kinds}): {e}. See help(tenferro.{op}) "
+                          f"for the accepted forms.") from e
+
+        return checked
+
+    return wrap
+
+
+def check_callable(op: str, f) -> None:
+    """Transformations take a function: say so when they are handed something else."""
+    if not callable(f):
+        raise GradientError(
+            f"{op}: expected a function as the first argument, got {type(f).__name__} "
+            f"{f!r:.40}. Call it as {op}(f)(*args) (or {op}(f, *args) where it takes them)."
+        )

@@ -1,0 +1,161 @@
+"""The optimizer base class: parameter groups, per-parameter state, ``zero_grad``, state dicts.
+
+As in PyTorch, an optimizer holds leaf tensors (``model.parameters()`` or any eager tensors
+requiring grad), reads their ``.grad`` after ``loss.backward()``, and updates them in place
+(under ``no_grad``, keeping each tensor's identity). Complex parameters follow PyTorch too:
+the gradient is dL/dRe z + i dL/dIm z (tenferro's convention), and optimizers whose update is
+not complex-linear (Adam's second moment, L-BFGS's curvature pairs) treat a complex entry as
+its real and imaginary parts (``torch.view_as_real``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .. import ops
+from ..core.eager import EagerTensor, enable_grad, no_grad
+from ..errors import DTypeError, GradientError
+
+_REQUIRED = object()
+
+
+class Optimizer:
+    """Base class: ``Optimizer(params, defaults)`` with ``params`` an iterable of tensors or
+    of dicts (parameter groups: ``{"params": [...], "lr": ...}``, other options from
+    ``defaults``). Subclasses implement ``step``."""
+
+    def __init__(self, params, defaults: dict) -> None:
+        self.defaults = dict(defaults)
+        self.state: dict[int, dict] = {}
+        self.param_groups: list[dict] = []
+        params = list(params)
+        if not params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list.")
+        if not isinstance(params[0], dict):
+            params = [{"params": params}]
+        for g in params:
+            self.add_param_group(g)
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own options (missing ones from defaults)."""
+        g = dict(param_group)
+        ps = g["params"]
+        ps = [ps] if isinstance(ps, EagerTensor) else list(ps)
+        seen = {id(p) for grp in self.param_groups for p in grp["params"]}
+        for p in ps:
+            if not isinstance(p, EagerTensor):
+                raise DTypeError(f"{type(self).__name__}: parameters must be eager tensors, got "
+                                 f"{type(p).__name__}.")
+            if not p.is_leaf:
+                raise GradientError(f"{type(self).__name__}: can only optimize leaf tensors "
+                                    f"(a non-leaf tensor of shape {p.shape} was given).")
+            if id(p) in seen:
+                raise ValueError(f"{type(self).__name__}: a parameter appears in more than one "
+                                 f"group.")
+            seen.add(id(p))
+        g["params"] = ps
+        for k, v in self.defaults.items():
+            if v is _REQUIRED and k not in g:
+                raise ValueError(f"{type(self).__name__}: parameter group needs {k!r}.")
+            g.setdefault(k, v)
+        self.param_groups.append(g)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's ``.grad`` (to None, or to zeros)."""
+        for g in self.param_groups:
+            for p in g["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad = ops.zeros_like(p)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()`` if given
+        (evaluated with gradients enabled before the update)."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    g = check_grad(self, p)
+                    if g is not None:
+                        self._update(p, -g if group["maximize"] else g, group)
+        return loss
+
+    def _update(self, p, g, group) -> None:  # pragma: no cover - overridden
+        """Update parameter ``p`` in place from its gradient ``g`` (already negated when
+        maximizing), with the hyperparameters of its ``group``."""
+        raise NotImplementedError
+
+    def _state(self, p) -> dict:
+        return self.state.setdefault(id(p), {})
+
+    # ------------------------------------------------------------------ state dicts
+    def state_dict(self) -> dict:
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``,
+        parameters numbered in group order (as PyTorch); tensors are copied."""
+        index, groups, state = 0, [], {}
+        for g in self.param_groups:
+            ids = []
+            for p in g["params"]:
+                if id(p) in self.state:
+                    state[index] = {k: _copy(v) for k, v in self.state[id(p)].items()}
+                ids.append(index)
+                index += 1
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore options and per-parameter state saved by ``state_dict``."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups) or any(
+            len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)
+        ):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: the saved parameter "
+                             f"groups do not match this optimizer's.")
+        self.state = {}
+        for saved, g in zip(groups, self.param_groups):
+            for k, v in saved.items():
+                if k != "params":
+                    g[k] = v
+            for i, p in zip(saved["params"], g["params"]):
+                if i in state_dict["state"]:
+                    self.state[id(p)] = {k: _copy(v) for k, v in state_dict["state"][i].items()}
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v}" for k, v in self.defaults.items())
+        return f"{type(self).__name__}({opts})"
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, EagerTensor):
+        return v.detach().clone()
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return copy.deepcopy(v)
+
+
+def real_view(x):
+    """A complex tensor as real pairs (..., 2), like ``torch.view_as_real``; reals unchanged."""
+    if x.dtype.kind == "c":
+        return ops.stack([ops.real(x), ops.imag(x)], -1)
+    return x
+
+
+def from_real_view(v, like):
+    """Inverse of ``real_view`` for a tensor shaped like ``like``."""
+    if like.dtype.kind == "c":
+        return ops.astype(v[..., 0], like.dtype) + 1j * v[..., 1]
+    return v
+
+
+def check_grad(opt, p):
+    g = p.grad
+    if g is not None and g.dtype != p.dtype:  # pragma: no cover - the tape guarantees it
+        raise DTypeError(f"{type(opt).__name__}: gradient dtype {g.dtype} differs from the "
+                         f"parameter's {p.dtype}.")
+    return g
+

@@ -1,0 +1,485 @@
+"""C4v-symmetric corner-transfer-matrix renormalisation group (CTMRG) for one site tensor.
+
+The infinite square-lattice network of one tensor ``a[u, l, d, r]`` (up, left, down, right;
+the double-layer tensor of an iPEPS, or a classical site tensor such as the Ising one) that is
+invariant under the point group C4v (90-degree rotations and reflections permuting its legs)
+is contracted by an environment of one corner ``C`` (chi x chi, symmetric) and one edge ``T``
+(chi x d x chi, symmetric in its two chi legs), the same in all four directions:
+
+    C T T C
+    T a a T          one iteration:  M[(b r), (c d)] = C[x y] T[x u b] T[y l c] a[u l d r]
+    T a a T                          M = (M + M^T)/2 (symmetric by C4v; made exactly so)
+    C T T C                          P = the chi leading singular (= eigen) vectors of M
+                                     C' = P^T M P
+                                     T'[α r β] = P[x u α] T[x l y] a[u l d r] P[y d β]
+                                     C', T' normalised (Frobenius), symmetrised
+
+``P`` comes from a truncated ``tenferro.linalg.svd`` of the symmetric ``M`` by default (its
+singular values are |eigenvalues|, so corners with negative eigenvalues are handled), or from
+``eigh`` with the eigenvalues ranked by magnitude (``projector="eigh"``). Convergence is
+measured on the corner spectrum (the kept singular values of ``M``, normalised by the largest):
+the iteration stops when it changes by less than ``tol`` (2-norm), or after ``max_iter``.
+
+Costs per iteration (d = a.shape[0], i.e. D^2 for an iPEPS): O(chi^3 d^2 + chi^2 d^4) for the
+contractions (explicit pairwise order below) and O((chi d)^3) for the decomposition.
+
+Everything is written with tenferro operations, so the environment (and anything computed from
+it) differentiates with respect to ``a`` by unrolling the iterations: the truncated SVD/eigh
+derivatives include the kept/discarded coupling and Lorentzian broadening, so degenerate corner
+spectra give finite gradients. ``checkpoint=True`` recomputes each iteration in the backward
+pass instead of keeping its residuals (memory per iteration drops from the decomposition's
+(chi d)^2 matrices to the carried C and T).
+
+``implicit=True`` differentiates the converged environment instead (``tenferro.fixed_point``):
+the forward pass iterates to a fixed point in the environment tensors themselves, made exact
+by ``ctm_gauge_fix`` (the SVD leaves the sign of each projector column free, so successive
+iterates can differ by T -> S T S, C -> S C S with S = diag(+-1)), and the backward pass
+solves the adjoint fixed-point equation of one CTMRG step with GMRES. Memory no longer grows
+with the number of iterations, and the derivative is that of the converged environment.
+
+Also here: the classical free energy per site (``ctm_lnz``) and one-site expectation values
+(``ctm_site_expectation``) from a converged environment, for single-layer tensors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from chainrules.dtypes import float64
+
+from .. import linalg, ops
+from ..autodiff.checkpoint import checkpoint as remat
+from ..contract.api import einsum
+from ..core.tensor import Tensor
+from ..errors import ConcretizationError, DTypeError, ShapeError
+from ..fixed_point import fixed_point
+from .progress import Progress
+
+__all__ = [
+    "CTMEnv",
+    "corner_spectrum",
+    "ctm_gauge_fix",
+    "ctm_init",
+    "ctm_lnz",
+    "ctm_site_expectation",
+    "ctmrg",
+    "ctmrg_step",
+    "multiplet_rank",
+]
+
+PROJECTORS = ("svd", "eigh")
+
+
+@dataclass(frozen=True)
+class CTMEnv:
+    """A converged (or last) C4v environment and how it was obtained.
+
+    ``C`` (chi x chi) and ``T`` (chi x d x chi) are tensors (they carry gradients); the rest is
+    diagnostic: iterations run, whether the spectrum converged to ``tol``, the last spectrum
+    change ``delta`` and the normalised corner spectrum (NumPy, descending, leading = 1).
+    """
+
+    C: Tensor
+    T: Tensor
+    iterations: int = 0
+    converged: bool = False
+    delta: float = math.nan
+    spectrum: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def chi(self) -> int:
+        return int(self.C.shape[0])
+
+
+# --------------------------------------------------------------------------- checks
+def _check_site(op: str, a) -> Tensor:
+    a = ops.asarray(a) if not isinstance(a, Tensor) else a
+    if a.ndim != 4 or len(set(a.shape)) != 1:
+        raise ShapeError(
+            f"{op}: the site tensor must be a[u, l, d, r] with four legs of equal dimension "
+            f"(C4v symmetry); got shape {tuple(a.shape)}."
+        )
+    if a.dtype.kind == "c":
+        raise DTypeError(
+            f"{op}: the C4v CTMRG works with a real site tensor (got {a.dtype}); its enlarged "
+            "corner must be real symmetric. For an iPEPS, use a real A (the Heisenberg "
+            "Hamiltonian in the rotated sublattice basis is real)."
+        )
+    if a.dtype.kind not in "f":
+        a = a.astype(float64)
+    return a
+
+
+def check_c4v(op: str, a, rtol: float = 1e-8) -> None:
+    """Raise ``ValueError`` if the (concrete) tensor ``a[u, l, d, r]`` is not C4v symmetric.
+
+    Skipped silently when ``a`` has no value yet (traced graphs)."""
+    try:
+        x = np.asarray(ops.stop_gradient(a))  # a check on the value, not part of the function
+    except ConcretizationError:
+        return
+    scale = max(float(np.abs(x).max()), 1e-300)
+    rot = np.abs(x - x.transpose(1, 2, 3, 0)).max()  # a[u,l,d,r] = a[l,d,r,u]
+    ref = np.abs(x - x.transpose(0, 3, 2, 1)).max()  # a[u,l,d,r] = a[u,r,d,l]
+    if max(rot, ref) > rtol * scale:
+        raise ValueError(
+            f"{op}: the site tensor is not C4v symmetric (rotation residual {rot / scale:.1e}, "
+            f"reflection residual {ref / scale:.1e}, relative). Symmetrise it first, e.g. "
+            "with tenferro.tn.symmetrize_c4v for an iPEPS tensor."
+        )
+
+
+# ---------------------------------------------------------------------------- pieces
+def ctm_init(a):
+    """The initial environment: the site tensor with its outward legs summed (free boundary
+    for a classical model; for a double-layer tensor, the product boundary state of
+    all-ones vectors, which is positive). ``C[d, r] = sum_{u,l} a``, ``T[u, r, d] = sum_l a``.
+    Both are normalised."""
+    a = _check_site("ctm_init", a)
+    C = ops.sum(a, axis=(0, 1))
+    T = ops.transpose(ops.sum(a, axis=1), (0, 2, 1))
+    return C / linalg.norm(C), T / linalg.norm(T)
+
+
+def _enlarged_corner(a, C, T):
+    """M[(b, r), (c, d)] = C[x, y] T[x, u, b] T[y, l, c] a[u, l, d, r] (chi^3 d^2 + chi^2 d^4)."""
+    chi, d = T.shape[0], a.shape[0]
+    ct = ops.tensordot(C, T, ([0], [0]))  # [y, u, b]
+    ctt = ops.tensordot(ct, T, ([0], [0]))  # [u, b, l, c]
+    m = ops.tensordot(ctt, a, ([0, 2], [0, 1]))  # [b, c, d, r]
+    return ops.reshape(ops.transpose(m, (0, 3, 1, 2)), (chi * d, chi * d))
+
+
+def _renormalised_edge(a, T, P):
+    """T'[α, r, β] = P[x, u, α] T[x, l, y] a[u, l, d, r] P[y, d, β] (chi^3 d^2 + chi^2 d^4)."""
+    pt = ops.tensordot(P, T, ([0], [0]))  # [u, α, l, y]
+    pta = ops.tensordot(pt, a, ([0, 2], [0, 1]))  # [α, y, d, r]
+    return ops.tensordot(pta, P, ([1, 2], [0, 1]))  # [α, r, β]
+
+
+def multiplet_rank(s: np.ndarray, chi: int, multiplet_tol: float) -> int:
+    """The largest k <= chi such that the k-th and (k+1)-th values of the descending ``s``
+    differ by more than ``multiplet_tol`` relative to the k-th: truncation then never splits a
+    (near-)degenerate multiplet (keeps at least one value)."""
+    k = min(int(chi), s.size)
+    while 1 < k < s.size and s[k - 1] - s[k] <= multiplet_tol * s[k - 1]:
+        k -= 1
+    return k
+
+
+def _concrete(x, what: str):
+    try:
+        return np.asarray(ops.stop_gradient(x), dtype=np.float64)
+    except ConcretizationError as e:
+        raise ConcretizationError(
+            f"ctmrg: {what} needs the values of the spectrum, which a traced graph does not "
+            "have; under jit use projector='svd' with multiplet_tol=None and tol=None."
+        ) from e
+
+
+def _projector(M, chi: int, projector: str, multiplet_tol):
+    """(P, kept spectrum, C') for the symmetric matrix M."""
+    if projector == "svd":
+        if multiplet_tol is None:
+            U, S, _ = linalg.svd(M, max_rank=chi)
+        else:
+            U, S, _ = linalg.svd(M)
+            k = multiplet_rank(_concrete(S, "multiplet_tol"), chi, multiplet_tol)
+            U, S = U[:, :k], S[:k]
+        return U, S, U.T @ (M @ U)
+    w, V = linalg.eigh(M)
+    mags = np.abs(_concrete(w, "projector='eigh' (ranking eigenvalues by magnitude)"))
+    order = np.argsort(-mags, kind="stable")
+    k = min(chi, mags.size)
+    if multiplet_tol is not None:
+        k = multiplet_rank(mags[order], chi, multiplet_tol)
+    keep = order[:k]
+    wk = ops.take(w, keep)
+    return ops.take(V, keep, axis=1), ops.abs(wk), ops.diag(wk)
+
+
+def ctmrg_step(a, C, T, chi: int, projector: str = "svd", multiplet_tol: float | None = None):
+    """One C4v CTMRG iteration; returns ``(C', T', s)`` with ``s`` the kept spectrum of the
+    enlarged corner (descending), normalised by its largest value. ``multiplet_tol``: keep
+    fewer than ``chi`` values rather than split a multiplet (``multiplet_rank``)."""
+    M = _enlarged_corner(a, C, T)
+    M = (M + M.T) / 2
+    P, s, Cn = _projector(M, chi, projector, multiplet_tol)
+    k = P.shape[1]
+    P = ops.reshape(P, (T.shape[0], a.shape[0], k))
+    Tn = _renormalised_edge(a, T, P)
+    Cn = (Cn + Cn.T) / 2
+    Tn = (Tn + ops.transpose(Tn, (2, 1, 0))) / 2
+    return Cn / linalg.norm(Cn), Tn / linalg.norm(Tn), s / ops.max(s)
+
+
+def corner_spectrum(C) -> np.ndarray:
+    """Singular values of the corner, descending, normalised by the largest (NumPy)."""
+    s = np.linalg.svd(np.asarray(ops.stop_gradient(C)), compute_uv=False)
+    return s / s[0]
+
+
+def _distance(s, prev) -> float:
+    n = max(s.size, prev.size)
+    return float(np.linalg.norm(np.pad(s, (0, n - s.size)) - np.pad(prev, (0, n - prev.size))))
+
+
+def _multiplets(c: np.ndarray, rtol: float) -> list[np.ndarray]:
+    """Consecutive index blocks of (near-)equal corner values |C| (row norms of the
+    block-diagonal corner, descending as the SVD orders them)."""
+    r = np.linalg.norm(c, axis=1)
+    scale = max(float(r.max()), 1e-300)
+    blocks, start = [], 0
+    for i in range(1, r.size + 1):
+        if i == r.size or abs(r[i] - r[i - 1]) > rtol * scale:
+            blocks.append(np.arange(start, i))
+            start = i
+    return blocks
+
+
+def _polar(m: np.ndarray) -> np.ndarray:
+    w, _, zt = np.linalg.svd(m)
+    return w @ zt
+
+
+def _gauge_matrix(t_new: np.ndarray, t_old: np.ndarray, c_old: np.ndarray,
+                  rtol: float = 1e-7) -> np.ndarray:
+    """The orthogonal U, block diagonal over the corner's multiplets, with
+    T'[:, r, :] ~ U T[:, r, :] U^T. The leading block is the reference (U = 1 there); each
+    further block is aligned to all blocks already known by orthogonal Procrustes:
+    U_c = polar(sum_{a known, r} T'_r[a, c]^T U_a T_r[a, c]). For one-dimensional blocks this
+    is a sign; for a degenerate multiplet it fixes the rotation the SVD leaves free."""
+    chi = t_new.shape[0]
+    blocks = _multiplets(c_old, rtol)
+    U = np.zeros((chi, chi))
+    U[np.ix_(blocks[0], blocks[0])] = np.eye(blocks[0].size)
+    # m[c] = sum over known blocks a of T'_r[a, c]^T U_a T_r[a, c], accumulated as blocks
+    # become known: one (chi x chi) contraction per block, O(chi^3 d) in all
+    ms = {bi: np.zeros((blocks[bi].size,) * 2) for bi in range(1, len(blocks))}
+
+    def learn(a):
+        full = np.einsum("arx,ab,bry->xy", t_new[a], U[np.ix_(a, a)], t_old[a])
+        for bi in ms:
+            c = blocks[bi]
+            ms[bi] += full[np.ix_(c, c)]
+
+    learn(blocks[0])
+    while ms:
+        best = max(ms, key=lambda bi: np.linalg.norm(ms[bi]))
+        m = ms.pop(best)
+        c = blocks[best]
+        U[np.ix_(c, c)] = _polar(m) if np.linalg.norm(m) > 0 else np.eye(c.size)
+        learn(c)
+    return U
+
+
+def ctm_gauge_fix(new, old):
+    """``new = (C', T')`` brought into the gauge of ``old = (C, T)``: C' -> U^T C' U,
+    T'[:, r, :] -> U^T T'[:, r, :] U with U orthogonal and block diagonal over the corner's
+    multiplets (signs for non-degenerate values, rotations inside degenerate multiplets,
+    which the SVD leaves free), computed from the values as a constant (``_gauge_matrix``).
+    At a converged environment this makes one CTMRG step an exact fixed point, which
+    ``tenferro.fixed_point`` needs (convergence test and adjoint equation)."""
+    (Cn, Tn), (Co, To) = new, old
+    if tuple(Cn.shape) != tuple(Co.shape) or tuple(Tn.shape) != tuple(To.shape):
+        return new
+    what = "the gauge fix (implicit=True)"
+    U = _gauge_matrix(_concrete(Tn, what), _concrete(To, what), _concrete(Co, what))
+    U = ops.asarray(U.astype(np.dtype(Tn.dtype)), device=Tn.device)
+    Cg = U.T @ Cn @ U
+    Tg = einsum("ai,arb,bj->irj", U, Tn, U)
+    return (Cg + Cg.T) / 2, (Tg + ops.transpose(Tg, (2, 1, 0))) / 2
+
+
+def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
+    """The fixed point of one CTMRG step, differentiated implicitly. Warm-up iterations on
+    ``stop_gradient(a)`` first let chi grow to its final value (the fixed-point map must keep
+    its shapes) and converge the corner spectrum to ``tol`` (cheap plain steps, no gauge fix);
+    the gauge-fixed fixed-point iteration then only polishes the tensors. The fixed point does
+    not depend on where it starts."""
+    if tol is None:
+        raise ValueError("ctmrg: implicit=True needs a convergence tolerance (tol); it "
+                         "differentiates the converged environment.")
+    a0 = ops.stop_gradient(a)
+    C, T = ops.stop_gradient(C), ops.stop_gradient(T)
+    warm, prev = 0, None
+    while warm < max(1, max_iter // 2):  # leave the fixed point at least half
+        Cn, Tn, s = ctmrg_step(a0, C, T, chi, projector)
+        warm += 1
+        grew = Cn.shape[0] != C.shape[0]
+        C, T = Cn, Tn
+        sv = _concrete(s, "implicit=True")
+        delta = _distance(sv, prev) if prev is not None else math.nan
+        done = not grew and prev is not None and delta < tol
+        prev = sv
+        p.update(warm, chi=C.shape[0], delta=delta)
+        if done:
+            break
+
+    def step(env, site):
+        Cn, Tn, _ = ctmrg_step(site, env[0], env[1], chi, projector)
+        return Cn, Tn
+
+    last = {"hist": []}
+
+    def spectrum_stalled(new, old):
+        # a chi that cuts a multiplet leaves the tensors rotating at the level of the
+        # splitting: then stop once the corner spectrum is converged to tol and has stopped
+        # improving (the tensors, whose error is the square root of the spectrum's, are
+        # otherwise iterated to tol themselves)
+        sn, so = corner_spectrum(new[0]), corner_spectrum(old[0])
+        last["delta"] = d = _distance(sn, so)
+        h = last["hist"]
+        h.append(d)
+        p.update(warm + len(h), chi=new[0].shape[0], delta=d)
+        return len(h) > 3 and d < tol and min(h[-4:-1]) < 2 * d
+
+    (C, T), info = fixed_point(step, (C, T), a, tol=tol, maxiter=max(1, max_iter - warm),
+                                  gauge_fix=ctm_gauge_fix, converged=spectrum_stalled,
+                                  return_info=True)
+    its = warm + (info.iterations if info is not None else 0)
+    delta = last.get("delta", math.nan)
+    converged = bool(info is not None and info.converged)
+    return CTMEnv(C, T, its, converged, delta, corner_spectrum(C))
+
+
+def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=None,
+          projector: str = "svd", multiplet_tol: float | None = None,
+          checkpoint: bool = False, implicit: bool = False, progress=None,
+          check_symmetry: bool = True,
+          callback: Callable[[dict], object] | None = None) -> CTMEnv:
+    """Converge the C4v environment of the site tensor ``a[u, l, d, r]`` at bond dimension
+    ``chi``.
+
+    Iterates ``ctmrg_step`` from ``env`` (a ``CTMEnv`` or ``(C, T)``; default ``ctm_init(a)``)
+    until the normalised corner spectrum changes by less than ``tol`` (2-norm) or ``max_iter``
+    iterations have run; ``tol=None`` always runs ``max_iter`` (needed under ``tenferro.jit``,
+    where values are unknown while tracing). The result differentiates with respect to ``a``
+    through all iterations run (start from ``env=None`` for exact gradients: a warm start's
+    own dependence on ``a`` is whatever its tensors carry). ``checkpoint=True`` recomputes each
+    iteration in the backward pass (memory O(chi^2 d) per iteration instead of O(chi^2 d^2)).
+    ``implicit=True``: differentiate the converged environment implicitly instead of unrolling
+    (``tenferro.fixed_point`` with ``ctm_gauge_fix``; memory independent of the number of
+    iterations; ``tol`` then bounds the relative change of C and T per iteration, and
+    ``checkpoint``/``multiplet_tol`` do not apply).
+    ``projector``: "svd" (default) or "eigh" (eigenvalues ranked by magnitude). Truncating
+    inside a (near-)degenerate multiplet of the corner spectrum makes the environment
+    gauge-dependent and stalls convergence at the level of the splitting; ``multiplet_tol``
+    (e.g. 1e-6) keeps fewer than ``chi`` values instead (so chi may vary between iterations).
+    ``progress``: None (global setting), True or False. ``callback(record)`` receives every
+    iteration's record, printed or not: ``chi``, ``delta`` (the corner-spectrum change, NaN
+    on the first iteration; absent with ``tol=None``), ``step_time``, and ``steps_left``
+    estimated from the rate at which ``delta`` falls towards ``tol`` (with ``tol=None``: the
+    iterations left of ``max_iter``, the real length).
+    A ``tenferro.symmetric.SymmetricTensor`` site tensor (self-dual charges, e.g. Z2) runs
+    ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress,
+    callback).
+    """
+    # ---- symmetric site tensors: block-sparse C4v CTMRG (tenferro/symmetric/ctmrg.py)
+    from ..symmetric.tensor import SymmetricTensor
+
+    if isinstance(a, SymmetricTensor):
+        from ..symmetric.ctmrg import ctmrg_dispatch
+
+        return ctmrg_dispatch(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
+                              projector=projector, multiplet_tol=multiplet_tol,
+                              checkpoint=checkpoint, implicit=implicit, callback=callback)
+    # ---- dense site tensors
+    a = _check_site("ctmrg", a)
+    if projector not in PROJECTORS:
+        raise ValueError(f"ctmrg: projector must be one of {PROJECTORS}, got {projector!r}.")
+    if int(chi) < 1 or int(max_iter) < 1:
+        raise ValueError(f"ctmrg: chi and max_iter must be >= 1 (got {chi}, {max_iter}).")
+    if check_symmetry:
+        check_c4v("ctmrg", a)
+    if env is None:
+        C, T = ctm_init(a)
+    else:
+        C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
+    if implicit:
+        if multiplet_tol is not None:
+            raise ValueError("ctmrg: implicit=True keeps chi fixed at the fixed point; it "
+                             "cannot be combined with multiplet_tol.")
+        with Progress("CTMRG", max_iter, progress, monitor="delta", tol=tol,
+                      callback=callback) as p:
+            return _ctmrg_implicit(a, C, T, int(chi), int(max_iter), tol, projector, p)
+    step = functools.partial(ctmrg_step, chi=int(chi), projector=projector,
+                             multiplet_tol=multiplet_tol)
+    if checkpoint:
+        step = remat(step)
+    env, s = _iterate(lambda C, T: step(a, C, T), C, T, max_iter, tol, progress, callback,
+                     lambda s: _concrete(s, "the convergence test (tol; pass tol=None to run "
+                                            "max_iter)"))
+    if env.spectrum is None:  # tol=None: report the last spectrum when it has values
+        try:
+            env = dataclasses.replace(env, spectrum=np.asarray(ops.stop_gradient(s),
+                                                               dtype=np.float64))
+        except ConcretizationError:
+            pass
+    return env
+
+
+def _iterate(step, C, T, max_iter: int, tol, progress, callback, values):
+    """Run ``C, T, s = step(C, T)`` until the corner spectrum ``values(s)`` (host floats,
+    descending) changes by less than ``tol`` (``tol=None``: exactly ``max_iter`` steps),
+    reporting each step to the progress line / ``callback``. Shared by the dense and the
+    symmetric C4v CTMRG. Returns ``(CTMEnv, last s)``."""
+    prev, delta, converged, it, s = None, math.nan, False, 0, None
+    watch = dict(fixed=True) if tol is None else dict(monitor="delta", tol=tol)
+    with Progress("CTMRG", max_iter, progress, callback=callback, **watch) as p:
+        for it in range(1, max_iter + 1):
+            C, T, s = step(C, T)
+            if tol is None:
+                p.update(it, chi=C.shape[0])
+                continue
+            sv = values(s)
+            if prev is not None:
+                delta = _distance(sv, prev)
+            prev = sv
+            p.update(it, chi=C.shape[0], delta=delta)
+            if delta < tol:
+                converged = True
+                break
+    return CTMEnv(C, T, it, converged, delta, prev), s
+
+
+# ------------------------------------------------------------------ observables
+def _column(C, T):
+    """The left column C T C: L[q, k, s] = C[p, q] T[p, k, r] C[r, s]."""
+    ct = ops.tensordot(C, T, ([0], [0]))  # [q, k, r]
+    return ops.tensordot(ct, C, ([2], [0]))  # [q, k, s]
+
+
+def _site_network(a, C, T):
+    """<a> in the 3x3 environment (one site surrounded by 4 C and 4 T), for a tensor
+    ``a[u, l, d, r]`` of the environment's bond dimension (chi^3 d^2 + chi^2 d^3)."""
+    L = _column(C, T)  # [q, k, s]
+    x = ops.tensordot(L, T, ([0], [0]))  # [k, s, u, q']
+    x = ops.tensordot(x, T, ([1], [0]))  # [k, u, q', d, s']
+    x = ops.tensordot(x, a, ([0, 1, 3], [1, 0, 2]))  # [q', s', r]
+    return einsum("qsr,qrs->", x, L)
+
+
+def ctm_site_expectation(a, a_op, env) -> Tensor:
+    """``<a_op> / <a>``: the one-site impurity ``a_op`` (e.g. the Ising tensor weighted by the
+    spin) in place of one ``a`` of the converged network."""
+    return _site_network(a_op, env.C, env.T) / _site_network(a, env.C, env.T)
+
+
+def ctm_lnz(a, env) -> Tensor:
+    """ln Z per site of the network of ``a`` from its converged C4v environment:
+    ln kappa = ln Z_site + ln Z_corners - 2 ln Z_edge, with Z_site the 3x3 network (one a,
+    four C, four T), Z_corners = Tr C^4 and Z_edge the 2x3 network C T C / C T C. The ratio is
+    independent of how C and T are normalised."""
+    C, T = env.C, env.T
+    L = _column(C, T)
+    z_edge = ops.sum(L * L)
+    cc = C @ C
+    z_corner = ops.sum(cc * cc.T)
+    return ops.log(_site_network(a, C, T)) + ops.log(z_corner) - 2 * ops.log(z_edge)
