@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import short_name
+
 
 class TenferroError(Exception):
     """Base class of every error raised for a user mistake."""
@@ -73,7 +75,6 @@ class SingularMatrixError(LinAlgError):
 
 def fmt_aval(x) -> str:
     """Short ``dtype[shape]`` description of anything with ``shape`` and ``dtype``."""
-    from .dtypes import short_name
 
     shape = ",".join(str(d) for d in x.shape)
     return f"{short_name(x.dtype)}[{shape}]"

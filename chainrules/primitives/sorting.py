@@ -11,6 +11,8 @@ fast unstable value sort and the stable permutation agree.
 
 from __future__ import annotations
 
+import math
+
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import int64
 from ..errors import DTypeError
@@ -20,7 +22,6 @@ from ._checks import check_axes, require_real
 
 def _sort_cost(in_avals, out_avals, *, axis):
     """n log2(n) comparisons per sorted line."""
-    import math
 
     x = in_avals[0]
     if not x.is_static:

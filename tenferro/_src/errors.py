@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from chainrules.errors import (  # noqa: F401
     ConcretizationError,
     DegeneracyWarning,
@@ -84,7 +86,6 @@ def named_argument_errors(op: str):
     ``ValueError``/``OverflowError``/``ZeroDivisionError`` (a wrong value) raised while it
     interprets them becomes a ``DTypeError``/``ShapeError`` naming the op, the argument types
     and where to look. tenferro's own errors pass through unchanged."""
-    import functools
 
     def wrap(fn):
         @functools.wraps(fn)

@@ -29,7 +29,9 @@ import sys
 import time
 from collections.abc import Callable
 
+from .core.tensor import Tensor
 from .errors import ConcretizationError
+from .ops.misc import stop_gradient
 
 _enabled = os.environ.get("TENFERRO_PROGRESS", "1") not in ("0", "", "false", "False")
 
@@ -42,10 +44,8 @@ def scalar(x) -> float | None:
     if x is None or isinstance(x, (int, float)):
         return x
     try:
-        from .core.tensor import Tensor
 
         if isinstance(x, Tensor):
-            from .ops.misc import stop_gradient
 
             x = stop_gradient(x)
         return float(x)

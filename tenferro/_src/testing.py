@@ -7,7 +7,7 @@ import numpy as np
 from .autodiff.forward import jvp
 from .autodiff.linearize import linear_transpose
 from .autodiff.reverse import vjp
-from .ops import tensor_of
+from .ops import asarray, tensor_of
 from .pytree import tree_flatten, tree_unflatten
 
 __all__ = [
@@ -32,7 +32,6 @@ def _rand_like(x, rng):
         a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
     else:
         a = rng.standard_normal(shape)
-    from .ops import asarray
 
     return asarray(np.asarray(a, dtype=dt), device=x.device)
 
@@ -54,7 +53,6 @@ def tree_inner(a, b) -> float:
 
 def numerical_jvp(f, args, tangents, eps=1e-6):
     """Central difference (f(x + eps t) - f(x - eps t)) / (2 eps), leaf by leaf."""
-    from .ops import asarray
 
     flat, tree = tree_flatten(tuple(args))
     tflat, _ = tree_flatten(tuple(tangents))

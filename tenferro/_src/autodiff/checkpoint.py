@@ -20,16 +20,19 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import numpy as np
+
 from chainrules import ShapedArray
 from chainrules.dtypes import is_inexact
 from chainrules.primitives.elementwise import optimization_barrier_p
 
-from ..core.dispatch import bind, dispatch, state, top_trace
+from ..core.dispatch import bind, dispatch, new_trace, state, top_trace
 from ..core.tensor import Tensor
 from ..errors import check_callable
 from ..ops._base import tensor_of
 from ..ops.creation import get_rng_state, set_rng_state
 from ..pytree import tree_flatten, tree_unflatten
+from .reverse import TapeTrace, TapeTracer, vjp, watch
 from .tape import _SEQ, Node, PrimitiveNode, released_error, toposort
 
 
@@ -106,7 +109,6 @@ class CheckpointNode(Node):
         self.rng, self.policy, self.stash, self.level = rng, policy, stash, level
 
     def backward(self, cts, ctx):
-        from .reverse import vjp
 
         if self.saved is None:
             raise released_error("checkpoint")
@@ -248,8 +250,6 @@ def saved_residuals(f, *args) -> Residuals:
     """Run ``f`` under reverse mode and list what the backward pass keeps alive (each
     distinct saved array once, with the operation that saved it), and the total bytes."""
     check_callable("saved_residuals", f)
-    from ..core.dispatch import new_trace
-    from .reverse import TapeTrace, TapeTracer, watch
 
     flat, tree = tree_flatten(args)
     flat = [tensor_of(x) for x in flat]
@@ -276,7 +276,6 @@ def saved_residuals(f, *args) -> Residuals:
 def _buffer(v):
     """(identity, bytes) of the memory a saved value keeps alive: for NumPy arrays the whole
     underlying buffer (a view keeps its base alive; a broadcast constant is tiny)."""
-    import numpy as np
 
     a = getattr(v, "_value", None)
     if isinstance(a, np.ndarray):

@@ -16,6 +16,7 @@ from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, ShapeError, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
+from .custom import jvp_of_custom_vjp
 
 
 class JVPTracer(PrimalTracer):
@@ -64,7 +65,6 @@ class JVPTrace(Trace):
         return self._box(outs, touts)
 
     def process_custom_vjp(self, call, tracers):
-        from .custom import jvp_of_custom_vjp
 
         primals, tangents = self._split(call, tracers)
         if tangents is None:

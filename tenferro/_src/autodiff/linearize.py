@@ -9,10 +9,13 @@ mode uses).
 
 from __future__ import annotations
 
+import numpy as np
+
 from chainrules import ShapedArray, Zero, aval_of
 from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import bind_list, dispatch, new_trace
+from ..core.eager import EagerTensor
 from ..errors import NonLinearError, ShapeError, check_callable
 from ..ir.eval import eval_program
 from ..ir.transpose import transpose_program
@@ -90,9 +93,7 @@ def linear_transpose(f_lin, *primals):
 def _check_zero_at_zero(program, avals):
     """A linear map sends 0 to 0: an affine function (``x + 1``) passes the structural check
     (``add`` is linear) but its transpose would silently drop the constant."""
-    import numpy as np
 
-    from ..core.eager import EagerTensor
 
     zeros = [dispatch.full(a.shape, 0, a.dtype) for a in avals]
     for k, r in enumerate(eval_program(program, zeros, bind_list)):

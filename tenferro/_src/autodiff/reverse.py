@@ -20,6 +20,7 @@ from ..errors import DTypeError, GradientError, ShapeError, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
 from .activity import accumulate, active_argnums, check_spec
+from .custom import record_custom_jvp, record_custom_vjp
 from .tape import BindContext, LeafNode, Tape, backward_pass
 from .templates import get_template
 
@@ -72,12 +73,10 @@ class TapeTrace(Trace, Tape):
         return record_checkpoint(self, fn, tracers, policy)
 
     def process_custom_vjp(self, call, tracers):
-        from .custom import record_custom_vjp
 
         return record_custom_vjp(self, call, tracers)
 
     def process_custom_jvp(self, call, tracers):
-        from .custom import record_custom_jvp
 
         return record_custom_jvp(self, call, tracers)
 

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 FUNCTIONS = ("erf", "erfc", "erfinv", "gammaln", "psi", "polygamma")
 
 
@@ -41,7 +43,6 @@ class HostSpecial:
         ns = self._ns
 
         def f(*args):
-            import numpy as np
             import scipy.special as sp
 
             arrays = [a for a in args if ns.is_native(a)]

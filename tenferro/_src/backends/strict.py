@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from ..errors import DeviceError
+from ..errors import DeviceError, DTypeError
 from . import Backend, count_host_reads
 from .eig import fix_eig_gauge, host_eig
 from .linalg_ext import ArrayAPILinalg
@@ -51,7 +51,6 @@ def make_backend(index: int, device: str) -> Backend:
         if isinstance(d, np.dtype) or isinstance(d, type):
             native = to_native.get(np.dtype(d))
             if native is None:
-                from ..errors import DTypeError
 
                 raise DTypeError(
                     f"the array_api_strict backend has no {np.dtype(d).name} dtype; use "

@@ -16,6 +16,7 @@ import warnings
 from chainrules import PRIMITIVES
 from chainrules.primitives._batching import data_dependent, move_axis
 
+from ..autodiff.checkpoint import checkpoint
 from ..core.calls import CustomJVPCall, CustomVJPCall, bind_call
 from ..core.dispatch import Trace, bind, bind_list, dispatch, new_trace
 from ..core.tracer import Tracer
@@ -135,7 +136,6 @@ class BatchTrace(Trace):
         return self._box_all(bind_call(new, *at_front(vals, dims, n)))
 
     def process_checkpoint(self, fn, tracers, policy):
-        from ..autodiff.checkpoint import checkpoint
 
         vals, dims = self._split(tracers)
         if all(d is None for d in dims):

@@ -16,6 +16,7 @@ from ..ops._base import as_dim
 from .cache import CACHE, CacheInfo
 from .execute import as_tensors, promote, run
 from .options import memory_elements, normalize_memory, normalize_optimize, normalize_time
+from .parallel import route_of, run_parallel
 from .parse import parse_string, split_interleaved
 from .plan import ContractionPlan, make_plan
 from .problem import Problem
@@ -221,15 +222,12 @@ def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
     p, operands, grad = get_plan("einsum", args, optimize, max_memory, memory_limit, max_time,
                                  cache_dir=cache_dir, plan=plan)
     if executor is not None:
-        from .parallel import run_parallel
 
         return run_parallel(p, operands, grad, executor, slices_per_task, progress)
     if plan is not None:
-        from .parallel import route_of
 
         route = route_of(plan)  # inside tenferro.distributed.value_and_grad
         if route is not None:
-            from .parallel import run_parallel
 
             route.calls += 1
             return run_parallel(p, operands, grad, route.executor, route.slices_per_task,

@@ -15,6 +15,7 @@ from chainrules.dtypes import int64
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..ops._base import is_scalar, tensor_of
+from .slicing import run_sliced
 
 
 def as_tensors(operands) -> list:
@@ -52,7 +53,6 @@ def run(plan, operands, differentiable: bool = False):
     last use. A sliced plan runs slice by slice (``slicing.run_sliced``), each slice
     checkpointed when ``differentiable``."""
     if plan.sliced:
-        from .slicing import run_sliced
 
         return run_sliced(plan, operands, differentiable)
     vals = list(operands) + [None] * (plan.n_values - plan.n_inputs)

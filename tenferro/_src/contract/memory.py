@@ -10,6 +10,7 @@ they exist before the contraction starts.
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 
@@ -48,7 +49,6 @@ def physical_memory() -> int | None:
 
 def fmt_elements(n: int, itemsize: int | None = None) -> str:
     """``2^34 elements (128 GiB as float64)`` style."""
-    import math
 
     exp = math.log2(n) if n > 0 else 0.0
     s = f"{n:.3g} elements (2^{exp:.1f})"

@@ -32,9 +32,14 @@ import threading
 
 import numpy as np
 
+from ..autodiff.custom import custom_vjp
+from ..autodiff.reverse import vjp
 from ..core.eager import EagerTensor, no_grad
 from ..errors import ConcretizationError, ShapeError
+from ..ops._base import tensor_of
+from ..progress import Progress
 from .execute import promote, run
+from .slicing import run_sliced
 
 # ------------------------------------------------------------------ worker-side tasks
 
@@ -42,14 +47,12 @@ from .execute import promote, run
 def _run_group(plan, tensors, slices, grad: bool):
     low = plan.lowered(grad)
     if low.sliced:
-        from .slicing import run_sliced
 
         return run_sliced(low, tensors, grad, slices)
     return run(low, tensors)
 
 
 def _tensors(arrays):
-    from ..ops._base import tensor_of
 
     return [tensor_of(a) for a in arrays]
 
@@ -65,7 +68,6 @@ def vjp_group(plan, slices, wrt, ct, *arrays):
     """``(value, cotangents)`` of the sum of slices ``slices``: the cotangents of the operands
     numbered in ``wrt`` for the output cotangent ``ct`` (``None``: ones, for a scalar result),
     from a local tenferro VJP in which each slice is checkpointed."""
-    from ..autodiff.reverse import vjp
 
     tensors = _tensors(arrays)
 
@@ -216,7 +218,6 @@ class _Quiet:
 def _progress(total, enabled):
     if enabled is False:
         return _Quiet()
-    from ..progress import Progress
 
     return Progress("einsum slices", total, enabled)
 
@@ -286,7 +287,6 @@ def run_parallel(plan, operands, grad: bool, executor, slices_per_task=None, pro
 
 
 def _as_result(value, like):
-    from ..ops._base import tensor_of
 
     return tensor_of(value, like=like)
 
@@ -300,7 +300,6 @@ def _forward(plan, runner, groups, arrays, state=None):
 
 
 def _differentiable(plan, runner, groups, fuse_grad):
-    from ..autodiff.custom import custom_vjp
 
     state: dict = {}
     lock = threading.Lock()

@@ -33,6 +33,7 @@ from . import cache as disk
 from .costs import FLOP_RATE, costs_of, predicted_seconds, replay
 from .lower import lower
 from .memory import fmt_bytes, fmt_elements, peak_elements, physical_memory, sliced_peak
+from .parse import label_name
 from .problem import Problem
 from .recorder import Recorder, prod
 from .search import (
@@ -40,6 +41,7 @@ from .search import (
     Found,
     PlanningWarning,
     auto_search,
+    have_cotengra,
     named_search,
     optimizer_search,
     slice_found,
@@ -300,7 +302,6 @@ class ContractionPlan:
 
 
 def _label_text(lab) -> str:
-    from .parse import label_name
 
     return label_name(lab)
 
@@ -443,7 +444,6 @@ def _warn_huge(prob, plan, kind, max_time, itemsize):
     if kind == "auto":
         budget = DEFAULT_MAX_TIME if max_time is None else max_time
         hints.append(f"search longer (max_time={budget * 10:g})")
-        from .search import have_cotengra
 
         if not have_cotengra():
             hints.append("install cotengra (pip install 'tenferro[cotengra]')")

@@ -25,6 +25,7 @@ to a memory limit happens afterwards (``slice_found``): cotengra's ``SliceFinder
 from __future__ import annotations
 
 import importlib.util
+import math
 import random
 import time
 import warnings
@@ -312,7 +313,6 @@ def _interleave(lists):
 
 
 def _log2(x) -> float:
-    import math
 
     return math.log2(max(x, 1))
 

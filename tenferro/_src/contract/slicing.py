@@ -15,6 +15,7 @@ import itertools
 
 from chainrules import primitives as P
 
+from ..autodiff.checkpoint import checkpoint
 from ..core.dispatch import bind
 from .costs import path_costs, replay
 
@@ -97,7 +98,6 @@ def run_sliced(sliced_plan, operands, differentiable: bool, slices=None):
     for index in indices:
         f = _partial(one_slice, index)
         if differentiable:
-            from ..autodiff.checkpoint import checkpoint
 
             f = checkpoint(f)
         part = f(*operands)

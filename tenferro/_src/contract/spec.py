@@ -16,6 +16,7 @@ import threading
 
 from ..caches import BoundedCache
 from ..errors import ShapeError
+from .api import _describe_interleaved
 from .parse import label_name, parse_string, split_interleaved
 from .plan import ContractionPlan
 from .problem import Problem
@@ -100,7 +101,6 @@ def _rebuild(op, d) -> ContractionPlan:
             args.append(list(d["output"]))
         _, terms, out = split_interleaved(op, args)
         form_key = (tuple(subs), None if out is None else tuple(out))
-        from .api import _describe_interleaved
 
         text = _describe_interleaved(terms, out)
     prob = Problem(op, terms, out, shapes, text)

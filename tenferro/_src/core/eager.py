@@ -10,6 +10,7 @@ business, which sits above this layer). The tensor's autograd surface (``backwar
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -26,6 +27,7 @@ from ..errors import (
     DTypeError,
     GradientError,
     LeakedTracerError,
+    LinAlgError,
     ShapeError,
     TenferroError,
     fmt_aval,
@@ -589,7 +591,6 @@ def impl_error(prim, avals, params, backend, e) -> TenferroError:
 
 def classify_failure(e: BaseException):
     """``(error class, hint)`` for an exception a backend raised on valid-looking operands."""
-    from ..errors import LinAlgError
 
     cls, hint = TenferroError, (
         "If the operands are valid, this is a bug in tenferro: please report it with this "
@@ -623,7 +624,6 @@ class _GradMode:
         state.grad_enabled = self.prev
 
     def __call__(self, f):
-        import functools
 
         @functools.wraps(f)
         def wrapper(*a, **k):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError, ShapeError
+from ..errors import DTypeError, GradientError, ShapeError
 
 _ops = None  # tenferro.ops, set when it is imported (it needs this module first)
 
@@ -777,7 +777,6 @@ def _reduction_args(op, axis, keepdims, dim, keepdim):
 
 def _real_cast(x, name, dtype):
     if x.dtype.kind == "c":
-        from ..errors import DTypeError
 
         raise DTypeError(
             f"{name}(): casting complex {x.dtype} to {dtype} would drop the imaginary part; "
@@ -789,7 +788,6 @@ def _real_cast(x, name, dtype):
 def _set_data(base, value):
     """``base.data = value`` (and in-place updates of ``base.data``): replace the values of an
     eager tensor without recording anything and without touching its history."""
-    from ..errors import DTypeError
     from .eager import as_eager, no_grad
 
     with no_grad():
@@ -853,7 +851,6 @@ class Size(int):
             return self._shape
         if not isinstance(dim, (int, np.integer)) or not -len(self._shape) <= dim < len(
                 self._shape):
-            from ..errors import ShapeError
 
             raise ShapeError(
                 f"size({dim!r}): a tensor of shape {self._shape} has axes "

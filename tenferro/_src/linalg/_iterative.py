@@ -36,6 +36,8 @@ from ..ops import (
     stack,
     stop_gradient,
     sum,
+    to_device,
+    where,
 )
 
 
@@ -155,7 +157,6 @@ def orthogonalize_vector(Q, w):
 
 
 def _device_put(x, like):
-    from ..ops import to_device
 
     d = getattr(like, "device", None)
     return x if d is None else to_device(x, d)
@@ -199,7 +200,6 @@ def cg(mv, b, x0=None, *, tol: float, maxiter: int, precond=None):
 def _nonzero(x, tiny):
     """``x`` with exact zeros replaced by ``tiny`` (a converged column stops changing instead
     of producing NaN)."""
-    from ..ops import where
 
     return where(x == 0, tiny, x)
 

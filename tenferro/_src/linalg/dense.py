@@ -45,8 +45,16 @@ from typing import NamedTuple
 import numpy as np
 
 from chainrules import primitives as P
-from chainrules.primitives.degeneracy import check_truncation_ties, checks_on, default_tie_eps
+from chainrules.primitives.degeneracy import (
+    ADVICE,
+    PARTS,
+    check_truncation_ties,
+    checks_on,
+    default_tie_eps,
+)
 from chainrules.primitives.linalg import truncation_rank as _truncation_rule
+from chainrules.primitives.spectral import FUNCTIONS
+from chainrules.symbolic import Sym, bound_of
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
@@ -77,6 +85,8 @@ from ..ops import (
 from ..ops._base import to_inexact
 from ..ops.products import broadcast_batch
 from ..ops.reductions import _safe_pow, safe_sqrt
+from ..traced import graph_params as gp
+from ..traced.staging import TracedTensor
 
 __all__ = [
     "EighResult",
@@ -193,10 +203,7 @@ def _mH(x: Tensor) -> Tensor:
 def _declare_graph_param_kinds() -> None:
     """What the parameters of the degeneracy and matrix-function primitives may hold in a graph
     file (the table lives in tenferro/traced/graph_params.py; these are declared from here)."""
-    from chainrules.primitives.degeneracy import ADVICE, PARTS
-    from chainrules.primitives.spectral import FUNCTIONS
 
-    from ..traced import graph_params as gp
 
     def one_of(names):
         def check(v, _):
@@ -265,7 +272,6 @@ def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
 
 
 def _is_concrete(x) -> bool:
-    from ..traced.staging import TracedTensor
 
     while True:
         if isinstance(x, TracedTensor):
@@ -277,7 +283,6 @@ def _is_concrete(x) -> bool:
 
 
 def _dynamic_rank(s, max_rank, cutoff, relative_cutoff):
-    from chainrules.symbolic import Sym, bound_of
 
     bound = bound_of(s.shape[-1])
     if max_rank is not None:

@@ -55,10 +55,12 @@ from ..ops import (
     argmax,
     asarray,
     astype,
+    concatenate,
     conj,
     imag,
     matmul,
     real,
+    stack,
     stop_gradient,
     take,
     tensor_of,
@@ -67,8 +69,9 @@ from ..ops import (
 )
 from . import _iterative as it
 from ._iterative import SolveInfo
+from .dense import _eps
 from .nonhermitian import EigResult
-from .operator import LinearOperator, as_operator, flat_vector
+from .operator import LinearOperator, _carries_derivative, as_operator, flat_vector
 
 __all__ = ["EigResult", "eigs", "eigsh", "expm_multiply", "linsolve"]
 
@@ -83,7 +86,6 @@ def _warn_unconverged(op: str, info: SolveInfo, what: str = "") -> None:
 
 
 def _carries(params) -> bool:
-    from .operator import _carries_derivative
 
     return any(_carries_derivative(p) for p in params)
 
@@ -143,7 +145,6 @@ def fix_gauge(V) -> Tensor:
         a = abs(p)
         ph = where(a > 0, p / astype(where(a > 0, a, 1.0), p.dtype), 1.0)
         cols.append(c * conj(ph))
-    from ..ops import stack
 
     return stack(cols, axis=1)
 
@@ -165,7 +166,6 @@ def gauge_cotangent(op_name: str, V, Vbar) -> Tensor:
 
 def take_columns(V, idx) -> Tensor:
     """V[idx[j], j] for each column j."""
-    from ..ops import stack
 
     return stack([take(V[:, j], idx[j]) for j in range(V.shape[1])])
 
@@ -314,7 +314,6 @@ def _complete_multiplets(bop, res, k, which, tol, ncv, maxiter, rng):
     eigenvalue strictly more wanted than the k-th, and swap it in, until there is none."""
     if which == "LM":
         return res
-    from ..ops import concatenate
 
     vals, X = np.asarray(res.values), res.vectors
     n = X.shape[0]
@@ -380,7 +379,6 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
     v0 = _start_vector("eigsh", v0, n, dtype, device, seed)
     dtype = np.dtype(v0.dtype)
     ncv_ = min(_hermitian_ncv(k, ncv), n)
-    from .dense import _eps
 
     eps_ = _eps(eps, dtype)
     infos = {}
@@ -448,7 +446,6 @@ def _eigsh_vector_adjoint(bop, w, V, Vbar, eps, tol, maxiter):
         z, info = it.gmres(mv, r, tol=tol, restart=min(40, V.shape[0]), maxiter=maxiter)
         _warn_unconverged("eigsh (eigenvector adjoint solve)", info)
         Z.append(z - matmul(V, matmul(it.adjoint(V), z)))
-    from ..ops import stack
 
     return W - stack(Z, axis=1)
 
@@ -533,7 +530,6 @@ def _left_eigenvectors(op, bop, lam, V, n, which, tol, ncv, maxiter, seed):
     for i in range(k):
         j = int(np.argmin(np.abs(np.conj(res.values) - lv[i])))
         cols.append(res.vectors[:, j])
-    from ..ops import stack
 
     return astype(stack(cols, axis=1), V.dtype)
 
@@ -565,7 +561,6 @@ def _eigs_vector_adjoint(bop, lam, V, U, vu, Vbar, tol, maxiter):
         u, v = U[:, i], V[:, i]
         xi = xi - u * (it.col_dot(v, xi) / vu[i])
         xs.append(xi)
-    from ..ops import stack
 
     return stack(xs, axis=1)
 
@@ -633,7 +628,6 @@ def _expm_param_quadrature(op, bop, params, x, ybar, t, apply, nodes):
             a = apply(bop, ybar, t * (1 - si), adjoint=True)
             Ws.append(a * (wi * np.conj(t) if np.iscomplexobj(t) else wi * t))
             Vs.append(b)
-        from ..ops import stack
 
         return pullback(op, params, stack(Ws, axis=1), stack(Vs, axis=1))
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from chainrules import primitives as P
 
+from .. import ops
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import ShapeError
@@ -23,7 +24,6 @@ _NAMED = ("exp", "log", "sqrt", "sin", "cos")
 def _function_name(f):
     """A named scalar function from ``f``: a name, ``("pow", p)``, or the tenferro / NumPy
     elementwise function of that name. None for any other callable."""
-    from .. import ops
 
     if isinstance(f, str):
         return f, None

@@ -39,7 +39,7 @@ from ..errors import ConcretizationError, DTypeError, GraphError, NonLinearError
 from ..ir.eval import eval_program
 from ..ir.program import Program, Var
 from ..ir.transpose import transpose_program
-from ..ops import conj, matmul, reshape, stack, swapaxes, tensor_of
+from ..ops import astype, conj, imag, matmul, real, reshape, stack, swapaxes, tensor_of
 from ..ops._base import to_inexact
 from ..traced.staging import StagingTrace
 
@@ -189,13 +189,11 @@ def _run(program: Program, v, params) -> Tensor:
     v = tensor_of(v)
     if v.dtype != program.inputs[0].aval.dtype:
         # a real operator applied to a complex vector: by linearity, real and imaginary parts
-        from ..ops import imag, real
 
         if v.dtype.kind == "c" and program.inputs[0].aval.dtype.kind == "f":
             re = eval_program(program, [real(v)] + list(params), bind_list)[0]
             im = eval_program(program, [imag(v)] + list(params), bind_list)[0]
             return re + 1j * im
-        from ..ops import astype
 
         v = astype(v, program.inputs[0].aval.dtype)
     return eval_program(program, [v] + list(params), bind_list)[0]

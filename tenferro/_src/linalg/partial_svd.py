@@ -49,15 +49,21 @@ from ..ops import (
     astype,
     concatenate,
     conj,
+    diag,
+    diagonal,
+    eye,
     imag,
     matmul,
     real,
     stop_gradient,
     swapaxes,
     tensor_of,
+    where,
 )
+from ..ops import abs as tabs
 from . import _iterative as it
-from .dense import SVDResult, _eps, svd
+from .dense import SVDResult, _eps, qr, svd
+from .dense import svd as dsvd
 from .krylov import (
     ConvergenceWarning,
     _carries,
@@ -76,7 +82,6 @@ __all__ = ["randomized_svd", "svds"]
 
 # ------------------------------------------------------------------------- forward
 def _orth(x) -> Tensor:
-    from .dense import qr
 
     return qr(x)[0]
 
@@ -88,9 +93,6 @@ def _orth_against(basis, x, rng=None):
     Gram-Schmidt pass into unit vectors that are not orthogonal to ``basis``. Columns whose
     R diagonal is at the rounding level are therefore replaced by random vectors,
     orthogonalised against everything kept."""
-    from ..ops import abs as tabs
-    from ..ops import diagonal
-    from .dense import qr
 
     scale = it.value(it.vnorm(x))
     if basis is not None:
@@ -126,7 +128,6 @@ def _fix_svd_gauge(U, V):
     idx = gauge_index(V)
     p = take_columns(V, idx)
     a = abs(p)
-    from ..ops import where
 
     ph = where(a > 0, p / astype(where(a > 0, a, 1.0), p.dtype), 1.0)
     c = conj(ph)[None, :]
@@ -191,7 +192,6 @@ def _randomized(bop, m, n, k, p, power_iters, rng, dtype, device):
     B = _mH(bop.rmatmat(Y))  # (k + p) x n = Y^H A
     Bv = it.value(B)
     if Bv is None:
-        from .dense import svd as dsvd
 
         ub, sb, vbh = dsvd(B)
         U = matmul(Y, ub)
@@ -230,11 +230,9 @@ def truncated_svd_pullback(op, params, U, S, V, Ubar, Sbar, Vbar, *, eps: float,
     # kept-kept block (as the dense rule restricted to the k triplets)
     M = 0
     if not zero_s:
-        from ..ops import diag
 
         M = diag(astype(Sbar, dt))
     if not (zero_u and zero_v):
-        from ..ops import diag
 
         gu = matmul(_mH(U), Ubar)
         gv = matmul(_mH(V), Vbar)
@@ -349,7 +347,6 @@ def _dense_fallback(op, k):
     if op.is_dense:
         a = op.params[0]
     else:
-        from ..ops import eye
 
         b = op.bind()
         a = b.matmat(eye(op.shape[1], dtype=op.dtype, device=op.device))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -11,9 +12,9 @@ from chainrules.symbolic import Sym, floordiv, sym_max
 
 from ..backends import backend_of_array, get_backend
 from ..core.dispatch import bind, state
-from ..core.eager import EagerTensor, _wrap
+from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError, named_argument_errors
+from ..errors import DTypeError, GraphError, ShapeError, named_argument_errors
 from ._base import as_dim, astype, dtype_arg, first_tensor, tensor_of
 from .misc import copy, to_device
 
@@ -125,7 +126,6 @@ def _memory_bytes() -> int:
     """This machine's physical memory (cached; a generous default where it cannot be read)."""
     if not _MEMORY:
         try:
-            import os
 
             _MEMORY.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
         except (ValueError, OSError, AttributeError):
@@ -241,7 +241,6 @@ def eye(n, m=None, k=0, dtype=float64, device=None) -> Tensor:
     n, m = checked_shape("eye", (n, m), np.int64)
     i = bind(P.iota_p, shape=(n, m), dimension=0, dtype=np.dtype(np.int64), device=device)
     j = bind(P.iota_p, shape=(n, m), dimension=1, dtype=np.dtype(np.int64), device=device)
-    from ._base import astype
 
     return astype((i + k) == j, dtype)
 
@@ -277,10 +276,8 @@ def _shape_args(shape):
 
 
 def _check_not_traced():
-    from ..core.eager import EVAL_TRACE
 
     if state.base is not None and state.base is not EVAL_TRACE:
-        from ..errors import GraphError
 
         raise GraphError(
             "random numbers drawn inside traced code would be frozen into the graph at trace "

@@ -19,6 +19,7 @@ from ._base import (
     as_int,
     astype,
     broadcast_shapes_of,
+    broadcast_to,
     is_scalar,
     operands,
     scalar_constant,
@@ -410,7 +411,6 @@ def where(condition, x, y) -> Tensor:
 
 
 def _broadcast3(c, a, b):
-    from ._base import broadcast_shapes_of, broadcast_to
 
     shape = broadcast_shapes_of("where", c.shape, a.shape)
     return broadcast_to(c, shape), broadcast_to(a, shape), broadcast_to(b, shape)

@@ -14,7 +14,7 @@ from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor, index_view
 from ..errors import ConcretizationError, DTypeError, ShapeError, named_argument_errors
-from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
+from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, less, logical_and, multiply, where
 from .shape import flip, reshape, transpose
 
@@ -461,7 +461,6 @@ def setitem(x, idx, value) -> Tensor:
 
 
 def _scatter_mask(n, flat_pos, ones_bool, x):
-    from ._base import astype
 
     z = bind(P.full_p, shape=(n,), value=0, dtype=np.dtype(np.int64), device=x.device)
     hits = bind(P.scatter_add_p, z, flat_pos, astype(ones_bool, np.int64), axis=0)
@@ -479,7 +478,6 @@ def _value_for(op, x, value):
                 f"tensor of shape {tuple(x.shape)}: the imaginary part would be lost. Convert "
                 f"the tensor first (x = x.astype(complex)) or store value.real explicitly."
             )
-        from ._base import astype
 
         v = astype(v, x.dtype)
     return v

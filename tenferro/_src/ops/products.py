@@ -10,20 +10,18 @@ from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
 from ..errors import ShapeError, named_argument_errors
-from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
+from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import conj
-from .shape import reshape
+from .shape import reshape, transpose
 
 
 def _promote2(op, a, b):
     a, b = tensor_of(a), tensor_of(b)
     if a.dtype != b.dtype:
         dt = np.result_type(a.dtype, b.dtype)
-        from ._base import astype
 
         a, b = astype(a, dt), astype(b, dt)
     if a.dtype.kind == "b":
-        from ._base import astype
 
         a, b = astype(a, np.int64), astype(b, np.int64)
     return a, b
@@ -131,6 +129,5 @@ def kron(a, b) -> Tensor:
         return reshape(outer(a, b), (-1,))
     (m, n), (p, q) = a.shape, b.shape
     t = tensordot(a, b, 0)  # (m, n, p, q)
-    from .shape import transpose
 
     return reshape(transpose(t, (0, 2, 1, 3)), (m * p, n * q))

@@ -23,7 +23,8 @@ from ._base import (
     to_inexact,
 )
 from .elementwise import abs, abs2, divide, exp, log, sign, sqrt, subtract, where
-from .shape import reshape
+from .misc import stop_gradient
+from .shape import diagonal, reshape
 
 
 def _keep(x_out, axes, in_shape, keepdims):
@@ -224,7 +225,6 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     weights are allowed; without it a negative sum gives nan, as SciPy. Derivative: the
     weights b exp(a - out) (the softmax for b = 1); entries with b = 0 get none, also where
     a = inf. Complex input is not supported (``DTypeError``)."""
-    from .misc import stop_gradient
 
     x = to_inexact(tensor_of(a))
     if x.dtype.kind == "c":
@@ -269,7 +269,6 @@ def log_softmax(x, axis=-1) -> Tensor:
 
 def matrix_trace(x, offset=0, axis1=0, axis2=1) -> Tensor:
     """Sum of the diagonal of the (axis1, axis2) planes (``tenferro.trace`` traces graphs)."""
-    from .shape import diagonal
 
     return sum(diagonal(x, offset, axis1, axis2), -1)
 

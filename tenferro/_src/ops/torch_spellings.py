@@ -17,7 +17,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
 from ._base import as_int, normalize_axis, sequence_of, tensor_of
-from .creation import _check_not_traced, _from_host, _rng, zeros_like
+from .creation import _check_not_traced, _from_host, _rng, tensor, zeros_like
 from .elementwise import greater, where
 from .indexing import getitem, take
 from .products import matmul
@@ -172,7 +172,6 @@ def from_numpy(ndarray) -> Tensor:
     """A tensor holding a copy of a NumPy array (PyTorch's ``from_numpy`` shares the memory;
     tenferro tensors are values, and writes through a shared array would bypass the version
     counter that protects pending backward passes)."""
-    from .creation import tensor
 
     if not isinstance(ndarray, np.ndarray):
         raise DTypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}.")

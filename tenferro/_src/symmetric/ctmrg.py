@@ -33,6 +33,8 @@ from .. import ops
 from ..core.tensor import Tensor
 from ..errors import ShapeError
 from ..tn.ctmrg import CTMEnv, _iterate
+from ..tn.peps import bond_energy, heisenberg_bond
+from .contract import tensordot
 from .decompositions import diagonal, svd
 from .fusion import fuse_legs
 from .tensor import SymmetricTensor, _structure_class, norm
@@ -65,7 +67,6 @@ def _ordinary(x: SymmetricTensor) -> SymmetricTensor:
 def _dot(x: SymmetricTensor, y: SymmetricTensor, axes) -> SymmetricTensor:
     """``tensordot`` of two tensors with ordinary, self-dual legs: ``y``'s contracted legs are
     relabelled as the flips of ``x``'s; the result's legs are ordinary again."""
-    from .contract import tensordot
 
     ax, ay = axes
     legs = list(y.legs)
@@ -233,7 +234,6 @@ def double_layer(A: SymmetricTensor) -> SymmetricTensor:
     if not isinstance(A, SymmetricTensor) or A.ndim != 5:
         raise ShapeError("symmetric.double_layer: expected A[s, u, l, d, r] as a "
                          "SymmetricTensor.")
-    from .contract import tensordot
 
     a = tensordot(A, A.conj(), ([0], [0]))  # [u, l, d, r, u', l', d', r']
     a = a.transpose(0, 4, 1, 5, 2, 6, 3, 7)
@@ -249,7 +249,6 @@ def heisenberg_energy(A: SymmetricTensor, chi: int, *, J: float = 1.0,
     ``-SxSx + SySy - SzSz``): the environment is converged with symmetric tensors
     (``ctmrg``), the bond energy is evaluated on its dense form (``to_dense_env``; that
     costs O(chi^3 D^4), less than one CTMRG step). Differentiable in ``A``."""
-    from ..tn.peps import bond_energy, heisenberg_bond
 
     A = A / norm(A)
     a = double_layer(A)

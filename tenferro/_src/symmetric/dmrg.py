@@ -36,6 +36,8 @@ from scipy.linalg.lapack import dstev as _dstev
 from .. import linalg, ops
 from ..core.tensor import Tensor
 from ..errors import ShapeError
+from ..progress import Progress
+from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Symmetry
 from .legs import Leg, fused_leg, leg_from_charges
@@ -729,8 +731,6 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     ``A[l, s, r]`` (charge conventions in the module docstring; default random in the
     sector). The ground state search is forward only: it runs on the blocks' arrays (module
     docstring). ``progress``/``callback``: the per-sweep record of ``tenferro.tn.dmrg``."""
-    from ..progress import Progress
-    from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
 
     mpo = list(mpo)
     if len(mpo) < 2 or not all(isinstance(w, SymmetricTensor) and w.ndim == 4 for w in mpo):

@@ -59,6 +59,7 @@ from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ..fixed_point import fixed_point
+from ..symmetric.tensor import SymmetricTensor
 from .progress import Progress
 
 __all__ = [
@@ -382,7 +383,6 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     callback).
     """
     # ---- symmetric site tensors: block-sparse C4v CTMRG (tenferro/symmetric/ctmrg.py)
-    from ..symmetric.tensor import SymmetricTensor
 
     if isinstance(a, SymmetricTensor):
         from ..symmetric.ctmrg import ctmrg_dispatch

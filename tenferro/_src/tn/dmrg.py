@@ -33,6 +33,7 @@ import numpy as np
 from .. import ops
 from ..errors import ShapeError
 from ..linalg import _iterative as it
+from ..symmetric.tensor import SymmetricTensor
 from .mps import right_canonicalize, split_two_site
 from .progress import Progress
 
@@ -164,7 +165,6 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     (``tenferro.symmetric.dmrg``, same parameters and result, ``mps0`` symmetric, sector: the
     charge of ``mps0`` or the identity)."""
     # symmetric tensors: dispatch to the block-sparse implementation
-    from ..symmetric.tensor import SymmetricTensor
 
     if isinstance(mpo, Sequence) and any(isinstance(w, SymmetricTensor) for w in mpo):
         from ..symmetric.dmrg import dmrg as symmetric_dmrg

@@ -12,15 +12,19 @@ import numpy as np
 
 from chainrules.core import params_str
 
+from ..backends import get_backend
 from ..core.dispatch import bind_list, state
 from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..errors import DeviceError, DTypeError, ShapeError, fmt_aval
 from ..ir import cost
 from ..ir.eval import eval_program
+from ..ir.passes.liveness import last_uses
 from ..ir.program import Program
 from ..ops._base import tensor_of
+from ..ops.creation import asarray
 from ..pytree import tree_flatten, tree_unflatten
 from .executor import Executable
+from .serialize import save_graph
 
 
 class Graph:
@@ -133,7 +137,6 @@ class Graph:
         """Peak bytes of values alive at once when the executor runs this graph (inputs,
         constants and intermediates; intermediates are freed at their last use). ``None``
         if some shape is only known at run time."""
-        from ..ir.passes.liveness import last_uses
 
         p = self.program
         live = sum(v.aval.nbytes for v in p.inputs) + sum(
@@ -197,7 +200,6 @@ class Graph:
     def _consts_on(self, device):
         got = self._const_tensors.get(device)
         if got is None:
-            from ..ops.creation import asarray
 
             got = [asarray(c, device=device) for c in self.program.consts.values()]
             self._const_tensors[device] = got
@@ -206,7 +208,6 @@ class Graph:
     # ------------------------------------------------------------------- save/load
     def save(self, path) -> None:
         """Write the graph to ``path`` (the versioned format of ``tenferro.traced.serialize``)."""
-        from .serialize import save_graph
 
         save_graph(self, path)
 
@@ -218,7 +219,6 @@ def _can_execute(flat) -> bool:
 
 
 def _default_backend():
-    from ..backends import get_backend
 
     return get_backend(state.default_device)
 

@@ -18,6 +18,8 @@ import numpy as np
 from chainrules import dtypes
 from chainrules.symbolic import Sym, bound_of
 
+from ..core.calls import _Staged
+
 MAX_RANK = 64
 """Most axes an array (or a shape parameter) may have: NumPy's own limit."""
 
@@ -185,7 +187,6 @@ def NEW_SIZE(v, _):
 
 
 def CALL(v, _):
-    from ..core.calls import _Staged
 
     if not isinstance(v, _Staged):
         raise BadParam(f"expected a custom-rule call, got {v!r}")
