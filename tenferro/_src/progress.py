@@ -44,9 +44,7 @@ def scalar(x) -> float | None:
     if x is None or isinstance(x, (int, float)):
         return x
     try:
-
         if isinstance(x, Tensor):
-
             x = stop_gradient(x)
         return float(x)
     except (TypeError, ValueError, ConcretizationError):

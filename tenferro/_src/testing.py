@@ -142,7 +142,6 @@ def check_grads(f, args, order=1, modes=("fwd", "rev"), *, rtol=1e-6, atol=1e-8,
         rng = np.random.default_rng(seed + 1)
         ts = _random_tangents(args, rng)
         if "fwd" in modes:
-
             def f_jvp(*xs):
                 return jvp(f, xs, ts)[1]
 

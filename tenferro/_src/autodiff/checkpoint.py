@@ -109,7 +109,6 @@ class CheckpointNode(Node):
         self.rng, self.policy, self.stash, self.level = rng, policy, stash, level
 
     def backward(self, cts, ctx):
-
         if self.saved is None:
             raise released_error("checkpoint")
         xs = self.tape.load_tensors(self.saved, self, ctx)

@@ -65,7 +65,6 @@ class JVPTrace(Trace):
         return self._box(outs, touts)
 
     def process_custom_vjp(self, call, tracers):
-
         primals, tangents = self._split(call, tracers)
         if tangents is None:
             return bind_call(call, *primals)

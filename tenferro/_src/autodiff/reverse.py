@@ -73,11 +73,9 @@ class TapeTrace(Trace, Tape):
         return record_checkpoint(self, fn, tracers, policy)
 
     def process_custom_vjp(self, call, tracers):
-
         return record_custom_vjp(self, call, tracers)
 
     def process_custom_jvp(self, call, tracers):
-
         return record_custom_jvp(self, call, tracers)
 
     # ---------------------------------------------------- the tape's hooks

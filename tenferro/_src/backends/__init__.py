@@ -19,49 +19,8 @@ import threading
 import numpy as np
 
 from ..errors import DeviceError
-
-# Device-to-host copies per device (not counted for "cpu"): transfers are explicit, so a
-# computation that needs no value on the host (e.g. truncation by ``max_rank`` alone) must
-# leave this unchanged; tests check it on the "strict:N" stand-in devices.
-host_reads: collections.Counter = collections.Counter()
-
-
-def count_host_reads(ns, device: str):
-    """Wrap ``ns.to_numpy`` so that every device-to-host copy is counted in ``host_reads``."""
-    to_numpy = ns.to_numpy
-
-    def counted(a):
-        host_reads[device] += 1
-        return to_numpy(a)
-
-    ns.to_numpy = counted
-
-
-class Backend:
-    """An array namespace bound to one device."""
-
-    def __init__(self, name: str, device: str, xp, native_device=None):
-        self.name = name
-        self.device = device
-        self.xp = xp
-        self.native_device = native_device
-
-    def __repr__(self):
-        return f"Backend({self.name!r}, device={self.device!r})"
-
-    # conversions at the boundary --------------------------------------------------
-    def asarray(self, data, dtype=None):
-        return self.xp.asarray(data, dtype=dtype)
-
-    def to_numpy(self, arr) -> np.ndarray:
-        return self.xp.to_numpy(arr)
-
-    def canonical_dtype(self, native) -> np.dtype:
-        return self.xp.np_dtype(native)
-
-    def is_native(self, arr) -> bool:
-        return self.xp.is_native(arr)
-
+from . import cupy_backend, numpy_backend, strict
+from .base import Backend, count_host_reads, host_reads  # noqa: F401  (re-exported)
 
 _lock = threading.Lock()
 _backends: dict[str, Backend] = {}
@@ -72,25 +31,17 @@ def _make(device: str) -> Backend:
     kind, _, idx = device.partition(":")
     if kind == "cpu":
         if _cpu_backend_name == "array_api_strict":
-            from .strict import make_backend
-
-            return make_backend(0, device="cpu")
+            return strict.make_backend(0, device="cpu")
         if _cpu_backend_name != "numpy":
             raise DeviceError(
                 f"unknown CPU backend {_cpu_backend_name!r} (TENFERRO_BACKEND); "
                 f"use 'numpy' or 'array_api_strict'."
             )
-        from .numpy_backend import make_backend
-
-        return make_backend()
+        return numpy_backend.make_backend()
     if kind == "strict":
-        from .strict import make_backend
-
-        return make_backend(int(idx or 0), device=f"strict:{int(idx or 0)}")
+        return strict.make_backend(int(idx or 0), device=f"strict:{int(idx or 0)}")
     if kind in ("cuda", "gpu"):
-        from .cupy_backend import make_backend
-
-        return make_backend(int(idx or 0))
+        return cupy_backend.make_backend(int(idx or 0))
     raise DeviceError(
         f"unknown device {device!r}; use 'cpu', 'cuda' / 'cuda:N' (CuPy) or 'strict' / "
         f"'strict:N' (array_api_strict)."
@@ -153,9 +104,7 @@ def backend_of_array(arr) -> Backend | None:
     if isinstance(arr, (np.ndarray, np.generic)):
         return get_backend("cpu") if _cpu_backend_name == "numpy" else None
     if mod.startswith("array_api_strict"):
-        from .strict import device_index
-
-        i = device_index(arr.device)
+        i = strict.device_index(arr.device)
         return get_backend("cpu") if (i == 0 and _cpu_backend_name != "numpy") else get_backend(
             f"strict:{i}"
         )

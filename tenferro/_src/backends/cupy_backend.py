@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DeviceError
-from . import Backend, count_host_reads
+from .base import Backend, count_host_reads
 from .eig import fix_eig_gauge, host_eig
 from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from . import Backend
+from .base import Backend
 from .eig import fix_eig_gauge, numpy_eig
 from .linalg_ext import ScipyLinalg
 from .malloc import tune_glibc_malloc

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from ..errors import DeviceError, DTypeError
-from . import Backend, count_host_reads
+from .base import Backend, count_host_reads
 from .eig import fix_eig_gauge, host_eig
 from .linalg_ext import ArrayAPILinalg
 from .namespace import Namespace, copy_public, generic_scatter_add
@@ -51,7 +51,6 @@ def make_backend(index: int, device: str) -> Backend:
         if isinstance(d, np.dtype) or isinstance(d, type):
             native = to_native.get(np.dtype(d))
             if native is None:
-
                 raise DTypeError(
                     f"the array_api_strict backend has no {np.dtype(d).name} dtype; use "
                     f"float32/float64/complex64/complex128 or an integer/bool dtype."

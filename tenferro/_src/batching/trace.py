@@ -136,7 +136,6 @@ class BatchTrace(Trace):
         return self._box_all(bind_call(new, *at_front(vals, dims, n)))
 
     def process_checkpoint(self, fn, tracers, policy):
-
         vals, dims = self._split(tracers)
         if all(d is None for d in dims):
             return checkpoint(fn, policy=policy)(*vals)

@@ -17,7 +17,7 @@ from .cache import CACHE, CacheInfo
 from .execute import as_tensors, promote, run
 from .options import memory_elements, normalize_memory, normalize_optimize, normalize_time
 from .parallel import route_of, run_parallel
-from .parse import parse_string, split_interleaved
+from .parse import describe_interleaved, parse_string, split_interleaved
 from .plan import ContractionPlan, make_plan
 from .problem import Problem
 
@@ -29,13 +29,6 @@ cotengra ``HyperOptimizer``)."""
 Memory = int | str | None
 """What ``max_memory=`` accepts: elements (int), bytes with a unit ("8GB", "512 MiB"), or
 "max_input"."""
-
-
-def _describe_interleaved(terms, out) -> str:
-    body = ", ".join(repr(list(t)).replace("Ellipsis", "...") for t in terms)
-    if out is None:
-        return f"sublists {body}"
-    return f"sublists {body} -> {repr(list(out)).replace('Ellipsis', '...')}"
 
 
 def _interleaved_key(op, args):
@@ -129,7 +122,7 @@ def get_plan(op: str, args, optimize="auto", max_memory=None, memory_limit=None,
             text = repr(subscripts)
         else:
             _, terms, out = split_interleaved(op, args)
-            text = _describe_interleaved(terms, out)
+            text = describe_interleaved(terms, out)
         prob = Problem(op, terms, out, shapes, text)
         limit = memory_elements(mem, itemsize, prob.input_sizes())
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
@@ -222,13 +215,10 @@ def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
     p, operands, grad = get_plan("einsum", args, optimize, max_memory, memory_limit, max_time,
                                  cache_dir=cache_dir, plan=plan)
     if executor is not None:
-
         return run_parallel(p, operands, grad, executor, slices_per_task, progress)
     if plan is not None:
-
         route = route_of(plan)  # inside tenferro.distributed.value_and_grad
         if route is not None:
-
             route.calls += 1
             return run_parallel(p, operands, grad, route.executor, route.slices_per_task,
                                 route.progress, fuse_grad=True, retries=route.retries)

@@ -38,8 +38,7 @@ from ..core.eager import EagerTensor, no_grad
 from ..errors import ConcretizationError, ShapeError
 from ..ops._base import tensor_of
 from ..progress import Progress
-from .execute import promote, run
-from .slicing import run_sliced
+from .execute import promote, run, run_sliced
 
 # ------------------------------------------------------------------ worker-side tasks
 
@@ -47,13 +46,11 @@ from .slicing import run_sliced
 def _run_group(plan, tensors, slices, grad: bool):
     low = plan.lowered(grad)
     if low.sliced:
-
         return run_sliced(low, tensors, grad, slices)
     return run(low, tensors)
 
 
 def _tensors(arrays):
-
     return [tensor_of(a) for a in arrays]
 
 
@@ -287,7 +284,6 @@ def run_parallel(plan, operands, grad: bool, executor, slices_per_task=None, pro
 
 
 def _as_result(value, like):
-
     return tensor_of(value, like=like)
 
 
@@ -300,7 +296,6 @@ def _forward(plan, runner, groups, arrays, state=None):
 
 
 def _differentiable(plan, runner, groups, fuse_grad):
-
     state: dict = {}
     lock = threading.Lock()
 

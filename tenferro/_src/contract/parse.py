@@ -200,3 +200,11 @@ def resolve(op: str, terms, output, shapes, text: str):
                 f"{op}: output index {label_name(lab)} does not appear in any input ({text})."
             )
     return inputs, tuple(output)
+
+
+def describe_interleaved(terms, out) -> str:
+    """The interleaved form as text, for messages."""
+    body = ", ".join(repr(list(t)).replace("Ellipsis", "...") for t in terms)
+    if out is None:
+        return f"sublists {body}"
+    return f"sublists {body} -> {repr(list(out)).replace('Ellipsis', '...')}"

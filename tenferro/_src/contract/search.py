@@ -313,7 +313,6 @@ def _interleave(lists):
 
 
 def _log2(x) -> float:
-
     return math.log2(max(x, 1))
 
 

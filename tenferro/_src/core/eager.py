@@ -50,6 +50,35 @@ class EagerTensor(Tensor):
         # tensors are made by _wrap (construction is hot); users call tenferro.tensor
         raise TypeError("create eager tensors with tenferro.tensor(...) or tenferro.asarray(...)")
 
+    # ------------------------------------------------------------------ in-place updates
+    def _inplace(self, compute, *others):
+        """See ``Tensor._inplace``: the version advances before ``compute`` runs, and what the
+        operation's own nodes saved of this tensor then points at its old value."""
+        version = getattr(self, "_version", None)
+        if version is None:
+            self._update(compute())
+            return
+        self._version = version + 1
+        old = (self._value, self._backend, self._node, self._index)
+        new = compute()
+        self._update(new)
+        _resave_old_value(self, old, version + 1, new, others)
+
+    def _set_data(self, value):
+        """``x.data = value`` (and in-place updates of ``x.data``): replace the values without
+        recording anything and without touching the history."""
+        with no_grad():
+            new = as_eager(_tensor_mod._ops.stop_gradient(value) if isinstance(value, Tensor)
+                           else value, like=self)
+        if new.shape != self.shape or new.dtype != self.dtype or new.device != self.device:
+            raise DTypeError(
+                f"x.data = value: the value {new.dtype}{tuple(new.shape)} on {new.device} must "
+                f"match the tensor {self.dtype}{tuple(self.shape)} on {self.device}; tenferro "
+                f"tensors keep their shape, dtype and device."
+            )
+        self._value = new._value
+        self._version += 1
+
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self) -> tuple:
@@ -624,7 +653,6 @@ class _GradMode:
         state.grad_enabled = self.prev
 
     def __call__(self, f):
-
         @functools.wraps(f)
         def wrapper(*a, **k):
             with _GradMode(self.enabled):
@@ -655,3 +683,41 @@ def is_grad_enabled() -> bool:
 
 
 __all__ = ["EagerTensor", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+
+
+def _resave_old_value(t, old, version, new, others) -> None:
+    """Point what the nodes of one in-place operation on ``t`` saved of ``t`` (entries
+    ``(t, version)``) at a tensor holding ``old`` = (buffer, backend, node, index), the value
+    they read. Only nodes newer than every input's node can be the operation's own, so the
+    walk from ``new`` stops at the first older one (usually after one node)."""
+    node = getattr(new, "_node", None)
+    if node is None:
+        return
+    mark = -1 if old[2] is None else old[2].seq
+    for o in others:
+        n = getattr(o, "_node", None)
+        if n is not None and n.seq > mark:
+            mark = n.seq
+    snapshot = None
+    stack = [node]
+    seen = None
+    while stack:
+        n = stack.pop()
+        if n.seq <= mark:
+            continue
+        if seen is None:
+            seen = {id(n)}
+        elif id(n) in seen:
+            continue
+        else:
+            seen.add(id(n))
+        saved = getattr(n, "saved", None)
+        if type(saved) is list:
+            for i, e in enumerate(saved):
+                if type(e) is tuple and e[0] is t and e[1] == version:
+                    if snapshot is None:
+                        snapshot = _wrap(*old)
+                    saved[i] = (snapshot, 0)
+        for p in n.parents or ():
+            if p is not None and p[0].seq > mark:
+                stack.append(p[0])

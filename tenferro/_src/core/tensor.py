@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DTypeError, GradientError, ShapeError
+from ..errors import DTypeError, GradientError, GraphError, ShapeError
 
 _ops = None  # tenferro.ops, set when it is imported (it needs this module first)
 
@@ -238,15 +238,8 @@ class Tensor:
         nodes save is told apart from what earlier consumers saved, and after the update those
         saved entries are pointed at a tensor holding the old buffer and history. Earlier
         consumers still see the version change and raise."""
-        version = getattr(self, "_version", None)
-        if version is None:  # traced values and tracers: nothing is saved by version
-            self._update(compute())
-            return
-        self._version = version + 1
-        old = (self._value, self._backend, self._node, self._index)
-        new = compute()
-        self._update(new)
-        _resave_old_value(self, old, version + 1, new, others)
+        # traced values and tracers: nothing is saved by version (EagerTensor overrides this)
+        self._update(compute())
 
     def _update(self, new):
         """Every in-place operation ends here. Tensors are values, they share no memory, so
@@ -258,7 +251,7 @@ class Tensor:
         operation changes nothing it returns the tensor itself, which updates normally.)"""
         what = getattr(self, "_view_of", None)
         if type(what) is DataView:
-            _set_data(what.base, new)
+            what.base._set_data(new)
             self._assign(_ops.stop_gradient(new))
             return
         if type(what) is tuple:  # an index view: (base, index), see ``index_view``
@@ -490,24 +483,6 @@ class Tensor:
         """Cumulative sum along ``axis`` (alias ``dim``)."""
         return _ops.cumsum(self, _reduction_args("cumsum", axis, False, dim, None)[0])
 
-    def norm(self, ord=None, axis=None, keepdims=False, *, p=None, dim=None, keepdim=None):
-        """``tenferro.norm`` (NumPy's ``ord``/``axis``; PyTorch's ``p``/``dim``/``keepdim``
-        accepted by keyword). The gradient at 0 is 0."""
-        axis, keepdims = _reduction_args("norm", axis, keepdims, dim, keepdim)
-        if p is not None:  # PyTorch's p: a vector norm over the given axes
-            if ord is not None:
-                raise TypeError("norm: give ord or p, not both.")
-            if p not in (2, "fro") and not isinstance(axis, (int, np.integer)):
-                raise ValueError(
-                    f"norm(p={p!r}) over several axes is a vector norm in PyTorch and a matrix "
-                    f"norm in NumPy; reshape to one axis first, or call tenferro.norm(x, ord, "
-                    f"axis)."
-                )
-            ord = None if p in (2, "fro") else p
-        from ..linalg import norm  # linalg sits above ops; methods may reach up (see design)
-
-        return norm(self, ord, axis, keepdims)
-
     def logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """log(sum(exp(x))) over ``axis`` (alias ``dim``), computed stably."""
         axis, keepdims = _reduction_args("logsumexp", axis, keepdims, dim, keepdim)
@@ -710,7 +685,14 @@ class Tensor:
 
     @data.setter
     def data(self, value):
-        _set_data(self, value)
+        self._set_data(value)
+
+    def _set_data(self, value):
+        """``x.data = value`` (EagerTensor implements it)."""
+        raise GraphError(
+            f"x.data = value is for eager tensors; this is a {type(self).__name__}, whose "
+            f"values exist only when the graph runs. Compute the new value functionally."
+        )
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Eager tensors only: accumulate gradients into the leaves' ``.grad``."""
@@ -718,50 +700,6 @@ class Tensor:
             f"backward() is for eager tensors; this is a {type(self).__name__}. Inside "
             f"transformations use tenferro.grad / vjp instead."
         )
-
-
-def _resave_old_value(t, old, version, new, others) -> None:
-    """Point what the nodes of one in-place operation on ``t`` saved of ``t`` (entries
-    ``(t, version)``) at a tensor holding ``old`` = (buffer, backend, node, index), the value
-    they read. Only nodes newer than every input's node can be the operation's own, so the
-    walk from ``new`` stops at the first older one (usually after one node)."""
-    node = getattr(new, "_node", None)
-    if node is None:
-        return
-    mark = -1 if old[2] is None else old[2].seq
-    for o in others:
-        n = getattr(o, "_node", None)
-        if n is not None and n.seq > mark:
-            mark = n.seq
-    snapshot = None
-    stack = [node]
-    seen = None
-    while stack:
-        n = stack.pop()
-        if n.seq <= mark:
-            continue
-        if seen is None:
-            seen = {id(n)}
-        elif id(n) in seen:
-            continue
-        else:
-            seen.add(id(n))
-        saved = getattr(n, "saved", None)
-        if type(saved) is list:
-            for i, e in enumerate(saved):
-                if type(e) is tuple and e[0] is t and e[1] == version:
-                    if snapshot is None:
-                        snapshot = _eager_wrap()(*old)
-                    saved[i] = (snapshot, 0)
-        for p in n.parents or ():
-            if p is not None and p[0].seq > mark:
-                stack.append(p[0])
-
-
-def _eager_wrap():
-    from .eager import _wrap
-
-    return _wrap
 
 
 def _reduction_args(op, axis, keepdims, dim, keepdim):
@@ -777,30 +715,11 @@ def _reduction_args(op, axis, keepdims, dim, keepdim):
 
 def _real_cast(x, name, dtype):
     if x.dtype.kind == "c":
-
         raise DTypeError(
             f"{name}(): casting complex {x.dtype} to {dtype} would drop the imaginary part; "
             f"take x.real (or x.abs()) first."
         )
     return _ops.astype(x, np.dtype(dtype))
-
-
-def _set_data(base, value):
-    """``base.data = value`` (and in-place updates of ``base.data``): replace the values of an
-    eager tensor without recording anything and without touching its history."""
-    from .eager import as_eager, no_grad
-
-    with no_grad():
-        new = as_eager(_ops.stop_gradient(value) if isinstance(value, Tensor) else value,
-                       like=base)
-    if new.shape != base.shape or new.dtype != base.dtype or new.device != base.device:
-        raise DTypeError(
-            f"x.data = value: the value {new.dtype}{tuple(new.shape)} on {new.device} must "
-            f"match the tensor {base.dtype}{tuple(base.shape)} on {base.device}; tenferro "
-            f"tensors keep their shape, dtype and device."
-        )
-    base._value = new._value
-    base._version += 1
 
 
 class MaxMin(tuple):

@@ -157,7 +157,6 @@ def orthogonalize_vector(Q, w):
 
 
 def _device_put(x, like):
-
     d = getattr(like, "device", None)
     return x if d is None else to_device(x, d)
 

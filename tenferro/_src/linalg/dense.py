@@ -57,7 +57,7 @@ from chainrules.primitives.spectral import FUNCTIONS
 from chainrules.symbolic import Sym, bound_of
 
 from ..core.dispatch import bind
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, _reduction_args
 from ..errors import (
     ConcretizationError,
     DTypeError,
@@ -272,7 +272,6 @@ def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
 
 
 def _is_concrete(x) -> bool:
-
     while True:
         if isinstance(x, TracedTensor):
             return False
@@ -283,7 +282,6 @@ def _is_concrete(x) -> bool:
 
 
 def _dynamic_rank(s, max_rank, cutoff, relative_cutoff):
-
     bound = bound_of(s.shape[-1])
     if max_rank is not None:
         bound = builtins.min(bound, int(max_rank))
@@ -598,3 +596,24 @@ def _matrix_norm(x, ord, axis, keepdims):
     if keepdims:
         out = expand_dims(out, tuple(sorted((r, c))))
     return out
+
+
+def _tensor_norm(self, ord=None, axis=None, keepdims=False, *, p=None, dim=None, keepdim=None):
+    """``tenferro.norm`` (NumPy's ``ord``/``axis``; PyTorch's ``p``/``dim``/``keepdim``
+    accepted by keyword). The gradient at 0 is 0."""
+    axis, keepdims = _reduction_args("norm", axis, keepdims, dim, keepdim)
+    if p is not None:  # PyTorch's p: a vector norm over the given axes
+        if ord is not None:
+            raise TypeError("norm: give ord or p, not both.")
+        if p not in (2, "fro") and not isinstance(axis, (int, np.integer)):
+            raise ValueError(
+                f"norm(p={p!r}) over several axes is a vector norm in PyTorch and a matrix "
+                f"norm in NumPy; reshape to one axis first, or call tenferro.norm(x, ord, "
+                f"axis)."
+            )
+        ord = None if p in (2, "fro") else p
+    return norm(self, ord, axis, keepdims)
+
+
+# the Tensor surface's norm method, attached here as tenferro's ops attach the operators
+Tensor.norm = _tensor_norm

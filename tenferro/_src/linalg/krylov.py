@@ -86,7 +86,6 @@ def _warn_unconverged(op: str, info: SolveInfo, what: str = "") -> None:
 
 
 def _carries(params) -> bool:
-
     return any(_carries_derivative(p) for p in params)
 
 

@@ -82,7 +82,6 @@ __all__ = ["randomized_svd", "svds"]
 
 # ------------------------------------------------------------------------- forward
 def _orth(x) -> Tensor:
-
     return qr(x)[0]
 
 
@@ -192,7 +191,6 @@ def _randomized(bop, m, n, k, p, power_iters, rng, dtype, device):
     B = _mH(bop.rmatmat(Y))  # (k + p) x n = Y^H A
     Bv = it.value(B)
     if Bv is None:
-
         ub, sb, vbh = dsvd(B)
         U = matmul(Y, ub)
         return U, sb, _mH(vbh), None
@@ -230,10 +228,8 @@ def truncated_svd_pullback(op, params, U, S, V, Ubar, Sbar, Vbar, *, eps: float,
     # kept-kept block (as the dense rule restricted to the k triplets)
     M = 0
     if not zero_s:
-
         M = diag(astype(Sbar, dt))
     if not (zero_u and zero_v):
-
         gu = matmul(_mH(U), Ubar)
         gv = matmul(_mH(V), Vbar)
         # 1/(s_j^2 - s_i^2) = E D, each factor broadened with width e (as the dense rule)
@@ -347,7 +343,6 @@ def _dense_fallback(op, k):
     if op.is_dense:
         a = op.params[0]
     else:
-
         b = op.bind()
         a = b.matmat(eye(op.shape[1], dtype=op.dtype, device=op.device))
     return svd(a, max_rank=k)

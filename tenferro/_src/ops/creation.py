@@ -126,7 +126,6 @@ def _memory_bytes() -> int:
     """This machine's physical memory (cached; a generous default where it cannot be read)."""
     if not _MEMORY:
         try:
-
             _MEMORY.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
         except (ValueError, OSError, AttributeError):
             _MEMORY.append(1 << 46)
@@ -276,9 +275,7 @@ def _shape_args(shape):
 
 
 def _check_not_traced():
-
     if state.base is not None and state.base is not EVAL_TRACE:
-
         raise GraphError(
             "random numbers drawn inside traced code would be frozen into the graph at trace "
             "time; draw them outside and pass them in as arguments."

@@ -411,7 +411,6 @@ def where(condition, x, y) -> Tensor:
 
 
 def _broadcast3(c, a, b):
-
     shape = broadcast_shapes_of("where", c.shape, a.shape)
     return broadcast_to(c, shape), broadcast_to(a, shape), broadcast_to(b, shape)
 

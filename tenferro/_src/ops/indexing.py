@@ -461,7 +461,6 @@ def setitem(x, idx, value) -> Tensor:
 
 
 def _scatter_mask(n, flat_pos, ones_bool, x):
-
     z = bind(P.full_p, shape=(n,), value=0, dtype=np.dtype(np.int64), device=x.device)
     hits = bind(P.scatter_add_p, z, flat_pos, astype(ones_bool, np.int64), axis=0)
     return hits > 0

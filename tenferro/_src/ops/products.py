@@ -22,7 +22,6 @@ def _promote2(op, a, b):
 
         a, b = astype(a, dt), astype(b, dt)
     if a.dtype.kind == "b":
-
         a, b = astype(a, np.int64), astype(b, np.int64)
     return a, b
 

@@ -200,7 +200,6 @@ class Graph:
     def _consts_on(self, device):
         got = self._const_tensors.get(device)
         if got is None:
-
             got = [asarray(c, device=device) for c in self.program.consts.values()]
             self._const_tensors[device] = got
         return got
@@ -219,7 +218,6 @@ def _can_execute(flat) -> bool:
 
 
 def _default_backend():
-
     return get_backend(state.default_device)
 
 

@@ -187,7 +187,6 @@ def NEW_SIZE(v, _):
 
 
 def CALL(v, _):
-
     if not isinstance(v, _Staged):
         raise BadParam(f"expected a custom-rule call, got {v!r}")
 
