@@ -284,7 +284,7 @@ def test_tn_unitcell_ipeps_exports_exactly_the_api():
     import tenferro.tn
 
     modules = [sys.modules[f"tenferro._src.tn.{m}"] for m in ("ctmrg_directional", "ctmrg_gauge",
-                                                          "ipeps")]
+                                                               "ctmrg_moves", "ipeps")]
     assert set().union(*[m.__all__ for m in modules]) == TN_UNITCELL
     assert TN_UNITCELL <= set(tenferro.tn.__all__) and "ipeps" in tenferro.tn.__all__
     for name in TN_UNITCELL:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tenferro as tf
-from tenferro._src.tn.ctmrg_directional import ctm_directional_init, ctm_directional_step
 from tenferro._src.tn.ctmrg_gauge import ctmrg_directional_implicit
+from tenferro._src.tn.ctmrg_moves import ctm_directional_init, ctm_directional_step
 from tenferro._src.tn.progress import Progress
 from tenferro.tn import ctm_directional_gauge_fix, ctmrg_directional, ipeps, peps
 

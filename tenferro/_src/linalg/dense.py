@@ -100,7 +100,6 @@ __all__ = [
     "det",
     "eigh",
     "eigvalsh",
-    "expm",
     "inv",
     "lq",
     "matrix_rank",
@@ -488,21 +487,6 @@ def pinv(a, rtol: float | None = None, hermitian: bool = False) -> Tensor:
     keep = s > stop_gradient(rt * max(s, -1, keepdims=True))
     sinv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
     return matmul(_mH(vh) * expand_dims(astype(sinv, a.dtype), -2), _mH(u))
-
-
-def expm(a, hermitian: bool = False) -> Tensor:
-    """Matrix exponential.
-
-    General matrices: scaling and squaring with Pade approximants; the derivative is the
-    Frechet derivative ``expm_frechet``, itself differentiable to any order.
-    ``hermitian=True``: exp of the Hermitian part of ``a`` through its eigendecomposition
-    (``funm(a, "exp")``), faster, and exact to every order at any degeneracy."""
-    if hermitian:
-        from .matfuncs import funm
-
-        return funm(a, "exp")
-    a = _matrix("expm", a, square=True)
-    return bind(P.expm_p, a)
 
 
 # ------------------------------------------------------------------------- norms

@@ -16,7 +16,7 @@ from ..errors import ShapeError
 from ..ops import astype, broadcast_to, expand_dims, eye, matmul, tensor_of
 from .dense import _matrix, _mH, eigh, inv
 
-__all__ = ["funm", "logm", "matrix_power", "powm", "sqrtm"]
+__all__ = ["expm", "funm", "logm", "matrix_power", "powm", "sqrtm"]
 
 _NAMED = ("exp", "log", "sqrt", "sin", "cos")
 
@@ -117,3 +117,16 @@ def matrix_power(a, n: int) -> Tensor:
         if not n:
             return result
         base = matmul(base, base)
+
+
+def expm(a, hermitian: bool = False) -> Tensor:
+    """Matrix exponential.
+
+    General matrices: scaling and squaring with Pade approximants; the derivative is the
+    Frechet derivative ``expm_frechet``, itself differentiable to any order.
+    ``hermitian=True``: exp of the Hermitian part of ``a`` through its eigendecomposition
+    (``funm(a, "exp")``), faster, and exact to every order at any degeneracy."""
+    if hermitian:
+        return funm(a, "exp")
+    a = _matrix("expm", a, square=True)
+    return bind(P.expm_p, a)

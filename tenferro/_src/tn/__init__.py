@@ -4,6 +4,7 @@ from . import correlation as _correlation
 from . import ctmrg as _ctmrg
 from . import ctmrg_directional as _ctmrg_directional
 from . import ctmrg_gauge as _ctmrg_gauge
+from . import ctmrg_moves as _ctmrg_moves
 from . import dmrg as _dmrg
 from . import exact, exact_dynamics, ipeps, mpo, mps, observables, peps, variational
 from . import hotrg as _hotrg
@@ -17,6 +18,7 @@ from .correlation import *  # noqa: F403
 from .ctmrg import *  # noqa: F403
 from .ctmrg_directional import *  # noqa: F403
 from .ctmrg_gauge import *  # noqa: F403
+from .ctmrg_moves import *  # noqa: F403
 from .dmrg import *  # noqa: F403
 from .hotrg import *  # noqa: F403
 from .ipeps import *  # noqa: F403
@@ -37,6 +39,7 @@ __all__ = ["exact", "exact_dynamics", "ipeps", "mpo", "mps", "observables", "pep
 for _m in (_correlation, _ctmrg, _dmrg, _hotrg, _ising, mpo, mps, peps, _progress, _trg,
            variational):
     __all__ += _m.__all__
-for _m in (observables, _tdvp, _tebd, _vumps, _ctmrg_directional, _ctmrg_gauge, ipeps):
+for _m in (observables, _tdvp, _tebd, _vumps, _ctmrg_directional, _ctmrg_gauge, _ctmrg_moves,
+           ipeps):
     __all__ += _m.__all__
 del _m

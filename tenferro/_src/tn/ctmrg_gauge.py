@@ -37,7 +37,7 @@ from .. import ops
 from ..contract.api import einsum
 from ..errors import ConcretizationError
 from ..fixed_point import fixed_point
-from .ctmrg_directional import (
+from .ctmrg_moves import (
     DirectionalEnv,
     _concrete,
     _distance,

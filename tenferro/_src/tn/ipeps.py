@@ -10,7 +10,8 @@ from .. import linalg, ops
 from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from .ctmrg_directional import DirectionalEnv, _grid, ctmrg_directional
+from .ctmrg_directional import ctmrg_directional
+from .ctmrg_moves import DirectionalEnv, _grid
 from .mpo import heisenberg_bond
 
 __all__ = [

@@ -1,8 +1,7 @@
 """Traced mode: staging, graphs, optimisation passes, the executor, jit and save/load."""
 
-from .graph import Graph
+from .graph import Graph, load
 from .jit import jit
-from .serialize import load_graph as load
 from .staging import StagingTrace, TracedTensor
 from .trace import ShapeDtype, trace
 

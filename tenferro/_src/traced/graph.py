@@ -24,7 +24,7 @@ from ..ops._base import tensor_of
 from ..ops.creation import asarray
 from ..pytree import tree_flatten, tree_unflatten
 from .executor import Executable
-from .serialize import save_graph
+from .serialize import MAX_BYTES, MAX_ELEMENTS, read_graph, save_graph
 
 
 class Graph:
@@ -226,3 +226,15 @@ def _const_preview(c) -> str:
     if a.size <= 4:
         return " " + np.array2string(a, separator=",", precision=4).replace("\n", "")
     return ""
+
+
+def load(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES):
+    """Load a graph written by ``Graph.save``.
+
+    ``max_elements`` bounds the element count of every array the file declares and
+    ``max_bytes`` the bytes of its constants; raise them to load a trusted file with larger
+    arrays. A file that is corrupt, hostile, over a limit or of an unsupported version raises
+    ``GraphFormatError``; a path that cannot be opened raises ``GraphFileError`` (also an
+    ``OSError``, with the errno and filename of the failed open).
+    """
+    return Graph(*read_graph(path, max_elements=max_elements, max_bytes=max_bytes))

@@ -190,17 +190,9 @@ def _host(c) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- load
-def load_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES):
-    """Load a graph written by ``Graph.save``.
-
-    ``max_elements`` bounds the element count of every array the file declares and
-    ``max_bytes`` the bytes of its constants; raise them to load a trusted file with larger
-    arrays. A file that is corrupt, hostile, over a limit or of an unsupported version raises
-    ``GraphFormatError``; a path that cannot be opened raises ``GraphFileError`` (also an
-    ``OSError``, with the errno and filename of the failed open).
-    """
-    from .graph import Graph
-
+def read_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES):
+    """The parts of a graph file written by ``Graph.save``: ``(program, in_tree, out_tree,
+    name)``, every part checked (``traced.graph.load`` documents the limits and errors)."""
     for name, lim in (("max_elements", max_elements), ("max_bytes", max_bytes)):
         if type(lim) is not int or lim < 0:
             raise GraphError(f"load: {name} must be a non-negative int, got {lim!r}")
@@ -237,7 +229,7 @@ def load_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_B
     finally:
         if fh is not path:
             fh.close()
-    return Graph(Program(inputs, eqns, outputs, consts), in_tree, out_tree, name)
+    return Program(inputs, eqns, outputs, consts), in_tree, out_tree, name
 
 
 def _open(where: str):
