@@ -1,6 +1,6 @@
 """Implementation of ``tenferro.symmetric`` (its docstring is the user documentation)."""
 
-from . import serialization  # noqa: F401,E402  (saved graphs keep symmetric tensors)
+from . import ctmrg, serialization  # noqa: F401  (tn.ctmrg dispatch; saved graphs)
 from .contract import einsum, inner, ncon, tensordot
 from .decompositions import (
     SymmetricEighResult,
@@ -11,7 +11,7 @@ from .decompositions import (
     qr,
     svd,
 )
-from .dmrg import dmrg, mpo_from_dense  # noqa: E402  (after the names it uses)
+from .dmrg import dmrg, mpo_from_dense
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Z2, ProductSymmetry, Symmetry, Zn, product
 from .legs import Leg, leg_from_charges

@@ -32,7 +32,8 @@ import numpy as np
 from .. import ops
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ..tn.ctmrg import CTMEnv, _iterate
+from ..tn.ctmrg import CTMEnv, iterate_c4v
+from ..tn.dispatch import register
 from ..tn.peps import bond_energy, heisenberg_bond
 from .contract import tensordot
 from .decompositions import diagonal, svd
@@ -188,7 +189,7 @@ def ctmrg(a: SymmetricTensor, chi: int, *, max_iter: int = 100, tol: float | Non
         C, T = ctm_init(a)
     else:
         C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
-    return _iterate(lambda C, T: ctmrg_step(a, C, T, chi), C, T, max_iter, tol, progress,
+    return iterate_c4v(lambda C, T: ctmrg_step(a, C, T, chi), C, T, max_iter, tol, progress,
                    callback, _sorted_values)[0]
 
 
@@ -272,3 +273,6 @@ def ctmrg_dispatch(a, chi, *, max_iter, tol, env, progress, projector="svd",
                          f"differentiation); use the dense tenferro.tn.ctmrg on to_dense(a).")
     return ctmrg(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
                  callback=callback)
+
+
+register("ctmrg", SymmetricTensor, ctmrg_dispatch)

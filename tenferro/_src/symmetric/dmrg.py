@@ -37,6 +37,7 @@ from .. import linalg, ops
 from ..core.tensor import Tensor
 from ..errors import ShapeError
 from ..progress import Progress
+from ..tn.dispatch import register
 from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Symmetry
@@ -833,3 +834,6 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     maxb = max(a.legs[2].dim for a in mps[:-1])
     return DMRGResult(energy, mps, energies, maxb, disc_max, sweep + 1, converged,
                       time.perf_counter() - t0)
+
+
+register("dmrg", SymmetricTensor, dmrg)

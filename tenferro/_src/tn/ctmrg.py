@@ -59,7 +59,7 @@ from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ..fixed_point import fixed_point
-from ..symmetric.tensor import SymmetricTensor
+from .dispatch import implementation
 from .progress import Progress
 
 __all__ = [
@@ -382,12 +382,10 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress,
     callback).
     """
-    # ---- symmetric site tensors: block-sparse C4v CTMRG (tenferro/symmetric/ctmrg.py)
-
-    if isinstance(a, SymmetricTensor):
-        from ..symmetric.ctmrg import ctmrg_dispatch
-
-        return ctmrg_dispatch(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
+    # ---- other tensor types (symmetric site tensors: the block-sparse C4v CTMRG)
+    impl = implementation("ctmrg", a)
+    if impl is not None:
+        return impl(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
                               projector=projector, multiplet_tol=multiplet_tol,
                               checkpoint=checkpoint, implicit=implicit, callback=callback)
     # ---- dense site tensors
@@ -413,7 +411,7 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
                              multiplet_tol=multiplet_tol)
     if checkpoint:
         step = remat(step)
-    env, s = _iterate(lambda C, T: step(a, C, T), C, T, max_iter, tol, progress, callback,
+    env, s = iterate_c4v(lambda C, T: step(a, C, T), C, T, max_iter, tol, progress, callback,
                      lambda s: _concrete(s, "the convergence test (tol; pass tol=None to run "
                                             "max_iter)"))
     if env.spectrum is None:  # tol=None: report the last spectrum when it has values
@@ -425,7 +423,7 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     return env
 
 
-def _iterate(step, C, T, max_iter: int, tol, progress, callback, values):
+def iterate_c4v(step, C, T, max_iter: int, tol, progress, callback, values):
     """Run ``C, T, s = step(C, T)`` until the corner spectrum ``values(s)`` (host floats,
     descending) changes by less than ``tol`` (``tol=None``: exactly ``max_iter`` steps),
     reporting each step to the progress line / ``callback``. Shared by the dense and the

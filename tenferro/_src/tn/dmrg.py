@@ -33,7 +33,7 @@ import numpy as np
 from .. import ops
 from ..errors import ShapeError
 from ..linalg import _iterative as it
-from ..symmetric.tensor import SymmetricTensor
+from .dispatch import implementation
 from .mps import right_canonicalize, split_two_site
 from .progress import Progress
 
@@ -164,12 +164,10 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     A symmetric MPO (``tenferro.symmetric.mpo_from_dense``) runs the block-sparse DMRG
     (``tenferro.symmetric.dmrg``, same parameters and result, ``mps0`` symmetric, sector: the
     charge of ``mps0`` or the identity)."""
-    # symmetric tensors: dispatch to the block-sparse implementation
-
-    if isinstance(mpo, Sequence) and any(isinstance(w, SymmetricTensor) for w in mpo):
-        from ..symmetric.dmrg import dmrg as symmetric_dmrg
-
-        return symmetric_dmrg(mpo, max_rank, mps0=mps0, schedule=schedule, cutoff=cutoff,
+    # other tensor types (symmetric MPOs: the block-sparse DMRG)
+    impl = implementation("dmrg", *mpo) if isinstance(mpo, Sequence) else None
+    if impl is not None:
+        return impl(mpo, max_rank, mps0=mps0, schedule=schedule, cutoff=cutoff,
                               max_sweeps=max_sweeps, tol=tol, ncv=ncv, seed=seed, dtype=dtype,
                               progress=progress, callback=callback)
     _check(mpo)
