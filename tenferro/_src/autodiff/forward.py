@@ -15,7 +15,8 @@ from ..core.dispatch import Trace, bind_list, dispatch, new_trace
 from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, ShapeError, check_callable
 from ..ops._base import tensor_of
-from ..pytree import tree_flatten, tree_map, tree_unflatten
+from ..pytree import tree_flatten, tree_unflatten
+from .call import call_traced
 from .custom import jvp_of_custom_vjp
 
 
@@ -108,14 +109,7 @@ def jvp(f, primals, tangents, has_aux: bool = False):
                 ins.append(JVPTracer(tr, p, t))
             else:
                 ins.append(p)
-        out = f(*tree_unflatten(ptree, ins))
-        if has_aux:
-            out, aux = out
-        oflat, otree = tree_flatten(out)
-        outs = [tr.full_raise(tensor_of(o)) for o in oflat]
-        if has_aux:
-            aux = tree_map(lambda x: x.primal if isinstance(x, JVPTracer) and x._trace is tr
-                           else x, aux)
+        outs, otree, aux = call_traced("jvp", f, tr, ptree, ins, has_aux)
     touts = [dispatch.instantiate(o.tangent) for o in outs]
     res = tree_unflatten(otree, [o.primal for o in outs]), tree_unflatten(otree, touts)
     return (res + (aux,)) if has_aux else res

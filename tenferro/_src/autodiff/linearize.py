@@ -22,6 +22,7 @@ from ..ir.transpose import transpose_program
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from ..traced.staging import stage_linear
+from .call import call_traced
 from .forward import JVPTrace, JVPTracer
 
 
@@ -36,8 +37,7 @@ def linearize(f, *primals):
         with new_trace(JVPTrace) as jt:
             ins = [JVPTracer(jt, p, t) if is_inexact(p.dtype) else p
                    for p, t in zip(flat, tins)]
-            oflat, got["tree"] = tree_flatten(f(*tree_unflatten(tree, ins)))
-            outs = [jt.full_raise(tensor_of(o)) for o in oflat]
+            outs, got["tree"], _ = call_traced("linearize", f, jt, tree, ins, False)
         got["outs"] = [o.primal for o in outs]
         return [None if type(o.tangent) is Zero else o.tangent for o in outs]
 

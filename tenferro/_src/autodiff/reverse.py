@@ -18,8 +18,9 @@ from ..core.dispatch import Trace, bind_list, dispatch, new_trace
 from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, GradientError, ShapeError, check_callable
 from ..ops._base import tensor_of
-from ..pytree import tree_flatten, tree_map, tree_unflatten
+from ..pytree import tree_flatten, tree_unflatten
 from .activity import accumulate, active_argnums, check_spec
+from .call import call_traced
 from .custom import record_custom_jvp, record_custom_vjp
 from .tape import BindContext, LeafNode, Tape, backward_pass
 from .templates import get_template
@@ -123,14 +124,7 @@ def vjp(f, *primals, has_aux: bool = False, activity=None):
     watched = [not c for p, c in zip(primals, const) for _ in tree_flatten(p)[0]]
     with new_trace(TapeTrace) as tr:
         ins, leaves = watch(tr, flat, watched)
-        out = f(*tree_unflatten(tree, ins))
-        if has_aux:
-            out, aux = out
-        out_flat, out_tree = tree_flatten(out)
-        outs = [tr.full_raise(tensor_of(o)) for o in out_flat]
-        if has_aux:
-            aux = tree_map(lambda x: x.primal if isinstance(x, TapeTracer) and x._trace is tr
-                           else x, aux)
+        outs, out_tree, aux = call_traced("vjp", f, tr, tree, ins, has_aux)
     out_primals = [o.primal for o in outs]
     refs = [tr.parent(o) for o in outs]
 
