@@ -127,6 +127,41 @@ def _public(module):
     return out
 
 
+def _public_modules():
+    """Every module of the public API: each file of the tenferro package outside ``_src``."""
+    import importlib
+    from pathlib import Path
+
+    root = Path(tf.__file__).parent
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        if "_src" in parts:
+            continue
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return [importlib.import_module(n) for n in names]
+
+
+def test_every_public_module_shows_exactly_its_api():
+    """``dir()`` of every public module is its ``__all__`` (plus dunder names): no helper
+    modules, no ``np``, no ``annotations``, nothing internal, and every listed name exists."""
+    mods = _public_modules()
+    assert {m.__name__ for m in mods} >= {
+        "tenferro", "tenferro.linalg", "tenferro.tn", "tenferro.symmetric", "tenferro.nn",
+        "tenferro.nn.functional", "tenferro.optim", "tenferro.fft", "tenferro.special",
+        "tenferro.lax", "tenferro.errors", "tenferro.pytree", "tenferro.caches",
+        "tenferro.testing", "tenferro.autograd", "tenferro.distributed"}
+    for m in mods:
+        shown = {n for n in dir(m) if not n.startswith("_")}
+        assert shown == set(m.__all__), (m.__name__, shown ^ set(m.__all__))
+        assert len(m.__all__) == len(set(m.__all__)), m.__name__
+        for name in m.__all__:
+            assert hasattr(m, name), f"{m.__name__}.{name}"
+            value = getattr(m, name)
+            if isinstance(value, types.ModuleType):  # a public submodule is a public module
+                assert value.__name__ == f"{m.__name__}.{name}", (m.__name__, name)
+
+
 def test_tenferro_exports_exactly_the_api():
     assert set(tf.__all__) == TENFERRO | NUMPY_SURFACE | TORCH_SURFACE
     assert _public(tf) == TENFERRO | NUMPY_SURFACE | TORCH_SURFACE

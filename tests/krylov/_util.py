@@ -5,15 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 import tenferro as tf
+from tests.helpers import max_error, rand  # noqa: F401  (shared)
 
 DTYPES = ("float64", "complex128")
-
-
-def rand(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
 
 
 def herm(b):
@@ -33,6 +27,4 @@ def grad_dot(g, d) -> float:
 
 
 def close(a, b, tol):
-    a, b = np.asarray(a), np.asarray(b)
-    scale = max(np.abs(b).max(), 1e-300)
-    return np.abs(a - b).max() <= tol * scale
+    return max_error(a, b) <= tol

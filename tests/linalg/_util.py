@@ -5,17 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 import tenferro as tf
+from tests.helpers import rand  # noqa: F401  (shared)
 
 DTYPES = ("float64", "complex128")
 SHAPES = ((6, 4), (4, 6), (5, 5))  # tall, wide, square
 SHAPE_IDS = ("tall", "wide", "square")
-
-
-def rand(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
 
 
 def haar(rng, n, dtype):

@@ -8,6 +8,7 @@ import pytest
 
 import tenferro as tf
 from tenferro.testing import check_grads
+from tests import helpers
 
 RTOL = 1e-12
 
@@ -59,11 +60,7 @@ def as_numpy(x):
 
 def assert_close(got, want, what="", rtol=RTOL):
     """Max-norm relative agreement: max|got - want| <= rtol * max|want|."""
-    got, want = as_numpy(got), as_numpy(want)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
-    scale = max(float(np.max(np.abs(want), initial=0.0)), 1e-300)
-    err = float(np.max(np.abs(got - want), initial=0.0)) / scale
-    assert err <= rtol, f"{what}: relative difference {err:.3e} > {rtol:.0e}"
+    helpers.assert_close(got, want, rtol, what=what)
 
 
 def assert_matches_torch(tf_fn, torch_fn, arrays, rtol=RTOL):

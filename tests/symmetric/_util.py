@@ -5,6 +5,7 @@ import numpy as np
 
 import tenferro as tf
 import tenferro.symmetric as S
+from tests import helpers
 
 U1Z2 = S.product(S.U1, S.Z2)
 Z3 = S.Zn(3)
@@ -24,19 +25,11 @@ def legs(name, duals):
 
 
 def assert_close(a, b, tol=1e-12):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    scale = max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
-    err = float(np.max(np.abs(a - b))) if a.size else 0.0
-    assert err <= tol * scale, f"max error {err:.3e} (scale {scale:.3e})"
+    helpers.assert_close(a, b, tol, floor=1.0)
 
 
 def weights(shape, dtype, seed):
-    rng = np.random.default_rng(seed)
-    w = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        w = w + 1j * rng.standard_normal(shape)
-    return tf.asarray(w.astype(dtype))
+    return tf.asarray(helpers.rand(np.random.default_rng(seed), shape, dtype))
 
 
 def dense_loss(out_dense, w):
