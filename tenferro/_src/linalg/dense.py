@@ -189,31 +189,6 @@ def _mH(x: Tensor) -> Tensor:
     return conj(swapaxes(x, -1, -2))
 
 
-# ------------------------------------------------------------------- graph files
-def _declare_graph_param_kinds() -> None:
-    """What the parameters of the degeneracy and matrix-function primitives may hold in a graph
-    file (the table lives in tenferro/traced/graph_params.py; these are declared from here)."""
-    from chainrules.primitives.degeneracy import ADVICE, PARTS
-    from chainrules.primitives.spectral import FUNCTIONS
-
-    from ..traced import graph_params as gp
-
-    def one_of(names):
-        def check(v, _):
-            if type(v) is not str or v not in names:
-                raise gp.BadParam(f"expected one of {', '.join(names)}, got {v!r}")
-
-        return check
-
-    check = {"op": one_of(tuple(ADVICE)), "parts": gp._tuple_of(one_of(PARTS)), "eps": gp.REAL}
-    gp.PARAM_KINDS.setdefault("degeneracy_guard", check)
-    gp.PARAM_KINDS.setdefault("degeneracy_check", check)
-    gp.PARAM_KINDS.setdefault("funm", {"fn": one_of(tuple(FUNCTIONS)), "power": gp.OPT_REAL})
-
-
-_declare_graph_param_kinds()
-
-
 # --------------------------------------------------------------------------- SVD
 def truncation_rank(s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
     """How many singular values to keep, decided from concrete (descending) values ``s``.
