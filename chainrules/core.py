@@ -26,7 +26,8 @@ is what lets one rule serve eager evaluation, graph building and every transform
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -174,6 +175,18 @@ class Primitive:
         ``impl`` fails). Elementwise primitives, whose operands the user layer has already
         broadcast and promoted, and simple layout operations. ``TENFERRO_CHECK=1`` validates
         every application regardless; traced mode always does.
+    ``params``
+        Every static parameter, by name, with its *kind* (``chainrules.params``): what a
+        value of it may hold. The rules take exactly these keyword parameters (a test pins
+        it); a graph file's parameters are checked against the kinds before ``abstract_eval``.
+    ``check_params``
+        ``check_params(params)`` checks across one application's parameters what
+        ``abstract_eval`` leaves to run time (``full``: the value fits the dtype); raises
+        ``chainrules.params.BadParam``.
+    ``produces_size``
+        The parameter naming the run-time size this primitive's output introduces (its
+        length is decided from the data, e.g. ``truncation_indices``); ``None`` for every
+        primitive whose output sizes follow from its operands' and parameters'.
     """
 
     def __init__(
@@ -189,9 +202,20 @@ class Primitive:
         convention: str = "",
         validate_eager: bool = True,
         out_device=None,
+        params: Mapping[str, Callable[[Any, int], None]] | None = None,
+        check_params: Callable[[dict], None] | None = None,
+        produces_size: str | None = None,
     ):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is already registered")
+        params = dict(params or {})
+        for k, kind in params.items():
+            if not callable(kind):
+                raise TypeError(f"primitive {name!r}: the kind of parameter {k!r} must be a "
+                                f"function (see chainrules.params), got {kind!r}")
+        if produces_size is not None and produces_size not in params:
+            raise ValueError(f"primitive {name!r}: produces_size names {produces_size!r}, "
+                             f"which is not one of its parameters {sorted(params)}")
         self.name = name
         self.multiple_results = multiple_results
         self.differentiable = differentiable
@@ -203,6 +227,9 @@ class Primitive:
         self.validate_eager = validate_eager
         # For transfers only: params -> the device the output lives on.
         self.out_device = out_device
+        self.params: Mapping[str, Callable[[Any, int], None]] = MappingProxyType(params)
+        self.check_params = check_params
+        self.produces_size = produces_size
         # Higher-order primitives (calls carrying sub-programs) are processed by
         # ``process(trace, tracers, params)`` instead of ``trace.process_primitive``.
         self.process: Callable[..., Any] | None = None
@@ -237,11 +264,11 @@ class Primitive:
 
     def _zero_jvp(self, b, primals, tangents, **params):
         out = b.bind(self, *primals, **params)
-        outs = out if self.multiple_results else (out,)
-        zeros = [Zero(ShapedArray(o.shape, o.dtype)) for o in outs]
-        return out, (tuple(zeros) if self.multiple_results else zeros[0])
+        return out, self.unpack([Zero(ShapedArray(o.shape, o.dtype)) for o in self.as_list(out)])
 
-    # The only two places that know whether a primitive has one result or several.
+    # The two places that know whether a primitive has one result or several. Besides them,
+    # only two speed-critical spots in tenferro read ``multiple_results`` (the eager
+    # ``EvalTrace.eval`` return and the derivative template's flags; design/architecture.md).
     def as_list(self, out) -> list:
         """An ``impl``/``bind`` result as a list of outputs."""
         return list(out) if self.multiple_results else [out]

@@ -97,5 +97,3 @@ from .sorting import argsort_p, sort_p
 from .special import erf_p, erfc_p, erfinv_p, gammaln_p, polygamma_p, xlogy_p
 
 __all__ = [n for n in dir() if n.endswith("_p")]
-
-from . import batch_linalg as _batch_linalg  # noqa: E402,F401  (batching rules of linalg)

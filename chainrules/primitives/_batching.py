@@ -84,6 +84,10 @@ broadcast because such primitives require equal leading axes."""
 def axis_shift(prim, *names: str):
     """A one-operand primitive whose parameters ``names`` are an axis or a tuple of axes: the
     mapped axis goes to the front and every axis parameter shifts by one."""
+    unknown = [k for k in names if k not in prim.params]
+    if unknown:
+        raise ValueError(f"axis_shift({prim.name}): {unknown} are not parameters of it "
+                         f"(it declares {sorted(prim.params)})")
 
     def rule(b, args, dims, /, **params):
         (x,), (d,) = args, dims

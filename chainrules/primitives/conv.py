@@ -23,6 +23,7 @@ import itertools
 
 from ..core import Primitive, ShapedArray, no_flops
 from ..errors import ShapeError, fmt_aval
+from ..params import INDEX, INDICES, SHAPE, tuple_of
 from . import _batching
 
 
@@ -66,7 +67,11 @@ def _window(k_off, s, o):
 
 
 # ------------------------------------------------------------------------------- im2col
-im2col_p = Primitive("im2col", linear=True, cost=no_flops)
+_WINDOW = {"kernel_size": SHAPE, "strides": INDICES, "padding": tuple_of(tuple_of(INDEX, 2)),
+           "dilation": INDICES}
+"""The kinds of the window parameters both primitives take."""
+
+im2col_p = Primitive("im2col", linear=True, cost=no_flops, params=_WINDOW)
 im2col_p.__doc__ = (
     "Every window of ``x`` (N, C, *S), zero-padded by ``padding``, taken with ``strides`` and "
     "``dilation``, as an array (C, *kernel_size, N, *O)."
@@ -144,7 +149,7 @@ def _im2col_transpose(b, ct, x, *, kernel_size, strides, padding, dilation):
 
 
 # ------------------------------------------------------------------------------- col2im
-col2im_p = Primitive("col2im", linear=True)
+col2im_p = Primitive("col2im", linear=True, params={"input_shape": SHAPE, **_WINDOW})
 col2im_p.__doc__ = (
     "The transpose of ``im2col``: windows (C, *kernel_size, N, *O) added back into an input of "
     "spatial shape ``input_shape`` (overlapping windows accumulate, padding is cropped)."

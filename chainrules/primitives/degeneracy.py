@@ -38,6 +38,8 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..errors import DegeneracyWarning, ShapeError, TenferroError
+from ..params import REAL, one_of, tuple_of
+from . import _batching
 from ._checks import require_inexact, require_real, same_shape_and_dtype
 
 MODES = ("warn", "raise", "ignore")
@@ -122,6 +124,7 @@ cut_inverse_p = Primitive(
     convention="F = 1/d where |d| > w, 0 where |d| <= w (w >= 0): the 1/(s_j - s_i) of the "
     "svd/eigh rules with ties cut; dF/dd = -F^2 (exact off the cut), dF/dw = 0",
 )
+_batching.leading(cut_inverse_p)  # elementwise
 
 
 @cut_inverse_p.def_abstract_eval
@@ -169,18 +172,21 @@ def _guard_aval(*ops, op, parts, eps):
     return tuple(ops[:-1])
 
 
+_GUARD_PARAMS = {"op": one_of(ADVICE), "parts": tuple_of(one_of(PARTS)), "eps": REAL}
+
 degeneracy_guard_p = Primitive(
-    "degeneracy_guard", multiple_results=True, cost=no_flops,
+    "degeneracy_guard", multiple_results=True, cost=no_flops, params=_GUARD_PARAMS,
     convention="identity in the quantities (the last operand, the spectrum s, only says where "
     "the ties are); its transpose is degeneracy_check, which inspects the cotangents",
 )
 degeneracy_check_p = Primitive(
-    "degeneracy_check", multiple_results=True,
+    "degeneracy_check", multiple_results=True, params=_GUARD_PARAMS,
     convention="identity in the quantities; the impl reports (DegeneracyWarning) when these "
     "cotangents of the values / rotations of the spectrum s are gauge-dependent inside a tie",
 )
 for _p in (degeneracy_guard_p, degeneracy_check_p):
     _p.def_abstract_eval(_guard_aval)
+    _batching.leading(_p)  # the quantities and the spectrum share their leading axes
 degeneracy_guard_p.def_impl(lambda xp, *ops, **params: tuple(ops[:-1]))
 
 

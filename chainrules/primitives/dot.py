@@ -13,6 +13,7 @@ import math
 
 from ..core import Primitive, ShapedArray, is_undefined, static_size
 from ..errors import DTypeError, ShapeError, fmt_aval
+from ..params import DIMENSION_NUMBERS
 from . import _batching
 from .elementwise import _nonlinear
 from .shape import inverse_permutation
@@ -33,7 +34,8 @@ def _dot_cost(in_avals, out_avals, *, dimension_numbers):
     return 2 * out * k * (4 if x.dtype.kind == "c" else 1)
 
 
-dot_general_p = Primitive("dot_general", cost=_dot_cost)
+dot_general_p = Primitive("dot_general", cost=_dot_cost,
+                          params={"dimension_numbers": DIMENSION_NUMBERS})
 
 
 @dot_general_p.def_abstract_eval

@@ -27,6 +27,7 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, Zero, static_size
 from ..dtypes import complex_dtype, int64, is_inexact
 from ..errors import DTypeError, ShapeError, fmt_aval
+from ..params import REAL
 from . import _batching
 from . import elementwise as E
 from . import reductions as R
@@ -42,7 +43,7 @@ def _eig_cost(in_avals, out_avals, **params):
 
 
 eig_p = Primitive(
-    "eig", decomposition=True, cost=_eig_cost, multiple_results=True,
+    "eig", decomposition=True, cost=_eig_cost, multiple_results=True, params={"eps": REAL},
     convention="A V = V diag(w), complex outputs in LAPACK order; gauge: unit-norm eigenvectors "
     "whose largest-magnitude entry is real and positive; 1/(w_j - w_i) is Lorentzian-broadened "
     "as conj(d)/(|d|^2 + (eps max|w|)^2)",

@@ -9,9 +9,14 @@ tangent by f'(z). Transposes are adjoints under <a, b> = Re sum conj(a) * b.
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import bool_, is_complex, is_inexact, real_dtype
 from ..errors import DTypeError, NonLinearError, ShapeError
+from ..params import DEVICE, DTYPE, INT, REAL, SCALAR, SHAPE, BadParam
 from . import _batching
 from ._checks import require_bool, require_inexact, require_real, same_shape_and_dtype
 from ._rules import scaled_tangent_jvp
@@ -25,7 +30,21 @@ def _nonlinear(op: str, what: str):
 
 
 # --------------------------------------------------------------------------- constants
-full_p = Primitive("full", differentiable=False, cost=no_flops)
+def _full_value_fits(params):
+    """The fill value can be stored in the dtype without overflow or loss of an imaginary
+    part (``abstract_eval`` leaves that to the run)."""
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        try:
+            np.asarray(params["value"], dtype=params["dtype"])
+        except Exception:
+            raise BadParam(
+                f"value {params['value']!r} cannot be stored as {params['dtype'].name}"
+            ) from None
+
+
+full_p = Primitive("full", differentiable=False, cost=no_flops, check_params=_full_value_fits,
+                   params={"shape": SHAPE, "value": SCALAR, "dtype": DTYPE, "device": DEVICE})
 full_p.__doc__ = "A constant of the given shape filled with ``value`` (no inputs)."
 
 
@@ -39,7 +58,13 @@ def _full_impl(xp, *, shape, value, dtype, device):
     return xp.constant(shape, value, dtype)
 
 
-iota_p = Primitive("iota", differentiable=False, cost=no_flops)
+def _iota_dtype(params):
+    if params["dtype"].kind not in "iuf":
+        raise BadParam(f"iota counts in an integer or real dtype, not {params['dtype'].name}")
+
+
+iota_p = Primitive("iota", differentiable=False, cost=no_flops, check_params=_iota_dtype,
+                   params={"shape": SHAPE, "dimension": INT, "dtype": DTYPE, "device": DEVICE})
 iota_p.__doc__ = "Integers counting along ``dimension`` of ``shape`` (no inputs)."
 
 
@@ -373,7 +398,8 @@ def _pow_jvp(b, primals, tangents):
     return out, t
 
 
-pow_scalar_p = Primitive("pow_scalar", convention="x^p with a static exponent p; x^0 = 1")
+pow_scalar_p = Primitive("pow_scalar", convention="x^p with a static exponent p; x^0 = 1",
+                         params={"exponent": REAL})
 
 
 @pow_scalar_p.def_abstract_eval
@@ -606,7 +632,7 @@ isnan_p = _boolean("isnan", 1, lambda xp, x: xp.isnan(x))
 
 # ------------------------------------------------------------ convert_element_type
 convert_element_type_p = Primitive(
-    "convert_element_type", linear=True, cost=no_flops,
+    "convert_element_type", linear=True, cost=no_flops, params={"new_dtype": DTYPE},
     convention="complex -> real keeps the real part; integer/bool targets carry no gradient",
 )
 
@@ -670,6 +696,7 @@ optimization_barrier_p.def_transpose(lambda b, ct, x: (b.bind(optimization_barri
 
 device_put_p = Primitive(
     "device_put", linear=True, cost=no_flops, out_device=lambda params: params["device"],
+    params={"device": DEVICE, "src": DEVICE},
     convention="a transfer between devices; its transpose transfers the cotangent back",
 )
 device_put_p.def_abstract_eval(lambda x, *, device, src: x)

@@ -27,6 +27,7 @@ import math
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import complex_dtype, int64, is_complex, real_dtype
 from ..errors import DTypeError, ShapeError, fmt_aval
+from ..params import BOOL, FFT_NORM, INT, INTS, LENGTH
 from . import _batching
 from ._checks import check_axes
 
@@ -54,6 +55,7 @@ def _fft_cost(in_avals, out_avals, **params):
 # ------------------------------------------------------------------------------ fft
 fft_p = Primitive(
     "fft", linear=True, cost=_fft_cost,
+    params={"axes": INTS, "inverse": BOOL, "norm": FFT_NORM},
     convention="linear: the complex DFT (inverse=True: its inverse) over ``axes``; transpose "
     "ifft with the dual normalisation",
 )
@@ -109,7 +111,7 @@ def _half_weights(b, shape, axis, n, interior, dtype, device):
 
 # ----------------------------------------------------------------------------- rfft
 rfft_p = Primitive(
-    "rfft", linear=True, cost=_fft_cost,
+    "rfft", linear=True, cost=_fft_cost, params={"axis": INT, "norm": FFT_NORM},
     convention="linear: the DFT of real input along ``axis``, frequencies 0..n//2; transpose "
     "irfft of the half spectrum weighted 1/2 at the interior frequencies (dual normalisation)",
 )
@@ -156,6 +158,7 @@ def _rfft_transpose(b, ct, x, *, axis, norm):
 # ---------------------------------------------------------------------------- irfft
 irfft_p = Primitive(
     "irfft", linear=True, cost=_fft_cost,
+    params={"axis": INT, "n": LENGTH, "norm": FFT_NORM},
     convention="linear (over the reals): the real signal of length n whose half spectrum is the "
     "input (imaginary parts of the k = 0 and k = n/2 terms are ignored, as in NumPy); transpose "
     "rfft weighted 2 at the interior frequencies (dual normalisation)",

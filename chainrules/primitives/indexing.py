@@ -14,6 +14,7 @@ import functools
 from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import is_integer
 from ..errors import DTypeError, ShapeError, fmt_aval
+from ..params import BASIC_SPEC, INT, SHAPE
 from . import _batching
 from ._checks import check_axes
 
@@ -22,7 +23,7 @@ def _gather_shape(x, indices, axis):
     return tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :])
 
 
-gather_p = Primitive("gather", linear=True, cost=no_flops)
+gather_p = Primitive("gather", linear=True, cost=no_flops, params={"axis": INT})
 
 
 @gather_p.def_abstract_eval
@@ -55,7 +56,8 @@ def _gather_transpose(b, ct, x, indices, *, axis):
     return b.scatter_add(b.zeros_like(x), indices, ct, axis), None
 
 
-scatter_add_p = Primitive("scatter_add", linear=True, convention="repeated indices accumulate")
+scatter_add_p = Primitive("scatter_add", linear=True, convention="repeated indices accumulate",
+                          params={"axis": INT})
 
 
 @scatter_add_p.def_abstract_eval
@@ -130,7 +132,8 @@ def _check_spec(op, x, spec):
 
 
 basic_index_p = Primitive("basic_index", linear=True, cost=no_flops, validate_eager=False,
-                          convention="NumPy basic indexing (ints, slices, new axes)")
+                          convention="NumPy basic indexing (ints, slices, new axes)",
+                          params={"spec": BASIC_SPEC})
 
 
 @basic_index_p.def_abstract_eval
@@ -155,7 +158,7 @@ def _basic_index_transpose(b, ct, x, *, spec):
 
 
 basic_index_transpose_p = Primitive(
-    "basic_index_transpose", linear=True,
+    "basic_index_transpose", linear=True, params={"spec": BASIC_SPEC, "shape": SHAPE},
     convention="zeros of ``shape`` with the operand placed at the basic index ``spec`` "
     "(the transpose of basic_index)",
 )

@@ -1,10 +1,12 @@
 """Linear-algebra primitives: decompositions, solves, determinants, the matrix exponential.
 
 Every primitive works on the last two axes and is batched over the leading ones; real and
-complex. The derivation of each JVP is sketched next to it; ``design/linalg.md`` has the full
-story. All JVPs apply only linear operations to tangents (``dot_general`` with residuals,
-elementwise products with residuals, triangular solves, ``solve`` and ``expm_frechet`` in their
-linear argument), so reverse mode is their transpose and every order of derivative works.
+complex. So each one's vmap rule is ``_batching.leading`` (the batch is one more leading axis),
+declared after the primitive. The derivation of each JVP is sketched next to it;
+``design/linalg.md`` has the full story. All JVPs apply only linear operations to tangents
+(``dot_general`` with residuals, elementwise products with residuals, triangular solves,
+``solve`` and ``expm_frechet`` in their linear argument), so reverse mode is their transpose
+and every order of derivative works.
 
 Conventions shared by the spectral decompositions:
 
@@ -33,6 +35,8 @@ import numpy as np
 from ..core import Primitive, ShapedArray, Zero, is_undefined, static_size
 from ..dtypes import int64, is_complex, is_inexact, real_dtype
 from ..errors import DTypeError, ShapeError, SingularMatrixError, fmt_aval
+from ..params import BOOL, NEW_SIZE, OPT_POS_INT, OPT_REAL, REAL
+from . import _batching
 from . import elementwise as _elementwise
 from . import reductions as _reductions
 from ._checks import require_inexact, require_real, same_shape_and_dtype
@@ -231,6 +235,7 @@ broadened_inverse_p = Primitive(
     "Lorentzian: (w^2 - d^2)/(d^2 + w^2)^2, equal up to O(w^2/d^2)), so every order stays "
     "finite at d = 0 instead of being amplified by 1/w^2; the derivative in w is exact",
 )
+_batching.leading(broadened_inverse_p)
 
 
 @broadened_inverse_p.def_abstract_eval
@@ -264,6 +269,7 @@ def _broadened_inverse_jvp(b, primals, tangents):
 # ============================================================================== SVD
 svd_p = Primitive(
     "svd", decomposition=True, cost=_SVD_COST,
+    params={"full_matrices": BOOL, "eps": REAL},
     multiple_results=True,
     convention="thin (or full) SVD A = U diag(S) Vh; gauge: the largest-magnitude entry of each "
     "column of V is real and positive; 1/(s_j^2 - s_i^2) = 1/(s_j - s_i) * 1/(s_j + s_i) and 1/s "
@@ -271,6 +277,7 @@ svd_p = Primitive(
     "reports losses that depend on the basis or on individual values inside a tie "
     "(DegeneracyWarning)",
 )
+_batching.leading(svd_p)
 
 
 def _svd_shapes(a, full_matrices):
@@ -382,9 +389,11 @@ def _svd_jvp(b, primals, tangents, *, full_matrices, eps):
 
 svdvals_p = Primitive(
     "svdvals", decomposition=True, cost=_SVD_COST,
+    params={"eps": REAL},
     convention="singular values only (no vectors computed); derivative dS = Re diag(U^H dA V) "
     "with the vectors recomputed by svd when needed",
 )
+_batching.leading(svdvals_p)
 
 
 @svdvals_p.def_abstract_eval
@@ -411,6 +420,7 @@ def _svdvals_jvp(b, primals, tangents, *, eps):
 # ============================================================================== eigh
 eigh_p = Primitive(
     "eigh", decomposition=True, cost=_cubic_cost("eigh"),
+    params={"eps": REAL},
     multiple_results=True,
     convention="eigendecomposition of the Hermitian part (A + A^H)/2, ascending eigenvalues; "
     "gauge: the largest-magnitude entry of each eigenvector is real and positive; "
@@ -418,6 +428,7 @@ eigh_p = Primitive(
     "backward pass reports losses that depend on the basis or on individual eigenvalues inside "
     "a tie (DegeneracyWarning)",
 )
+_batching.leading(eigh_p)
 
 
 @eigh_p.def_abstract_eval
@@ -463,9 +474,11 @@ def _eigh_jvp(b, primals, tangents, *, eps):
 
 eigvalsh_p = Primitive(
     "eigvalsh", decomposition=True, cost=_cubic_cost("eigh"),
+    params={"eps": REAL},
     convention="eigenvalues of the Hermitian part (A + A^H)/2, ascending; dw = diag(V^H dA V) "
     "with the eigenvectors recomputed by eigh when needed",
 )
+_batching.leading(eigvalsh_p)
 
 
 @eigvalsh_p.def_abstract_eval
@@ -493,10 +506,12 @@ def _eigvalsh_jvp(b, primals, tangents, *, eps):
 # ================================================================================ QR
 qr_p = Primitive(
     "qr", decomposition=True, cost=_lapack_cost(lambda m, n: 2 * m * n * min(m, n)),
+    params={"complete": BOOL, "positive": BOOL},
     multiple_results=True,
     convention="Householder QR; diag(R) real (non-negative with positive=True); wide matrices: "
     "the leading square block determines Q",
 )
+_batching.leading(qr_p)
 
 
 @qr_p.def_abstract_eval
@@ -557,6 +572,7 @@ cholesky_p = Primitive(
     "cholesky", decomposition=True, cost=_cubic_cost("cholesky"),
     convention="lower Cholesky factor of the Hermitian part (A + A^H)/2",
 )
+_batching.leading(cholesky_p)
 
 
 @cholesky_p.def_abstract_eval
@@ -591,9 +607,11 @@ def _cholesky_jvp(b, primals, tangents):
 # ================================================================== triangular solve
 triangular_solve_p = Primitive(
     "triangular_solve", cost=_lapack_cost(lambda m, n: m * m * n),
+    params={"left_side": BOOL, "lower": BOOL, "transpose_a": BOOL, "conjugate_a": BOOL},
     convention="solves op(A) X = B (left_side) or X op(A) = B, op = transpose/conjugate as "
     "flagged; only the lower (upper) triangle of A is read, so only it gets a derivative",
 )
+_batching.leading(triangular_solve_p)
 
 
 @triangular_solve_p.def_abstract_eval
@@ -652,6 +670,7 @@ solve_p = Primitive(
     "solve", cost=_cubic_cost("solve"),
     convention="X = A^-1 B for square A, B of shape (..., n, k)",
 )
+_batching.leading(solve_p)
 
 
 @solve_p.def_abstract_eval
@@ -696,6 +715,7 @@ inv_p = Primitive(
     "inv", decomposition=True, cost=_cubic_cost("solve"),
     convention="matrix inverse; dX = -X dA X",
 )
+_batching.leading(inv_p)
 
 
 @inv_p.def_abstract_eval
@@ -729,6 +749,7 @@ adjugate_p = Primitive(
     "transposed cofactor matrix); its derivative (tr(adj dA) I - adj dA) A^-1 needs an "
     "invertible matrix",
 )
+_batching.leading(adjugate_p)
 
 
 @adjugate_p.def_abstract_eval
@@ -789,6 +810,7 @@ det_p = Primitive(
     convention="d det = tr(adj(A) dA) with the adjugate adj(A) = det(A) A^-1 extended to "
     "singular matrices: finite and exact at every rank (0 at rank <= n - 2)",
 )
+_batching.leading(det_p)
 
 
 @det_p.def_abstract_eval
@@ -816,6 +838,7 @@ slogdet_p = Primitive(
     convention="(sign, log|det|); d log|det| = Re tr(A^-1 dA), d sign = i sign Im tr(A^-1 dA) "
     "(zero for real matrices); the derivative needs an invertible matrix",
 )
+_batching.leading(slogdet_p)
 
 
 @slogdet_p.def_abstract_eval
@@ -845,6 +868,7 @@ expm_p = Primitive(
     "expm", decomposition=True, cost=_cubic_cost("expm"),
     convention="matrix exponential; dexp(A)[E] = expm_frechet(A, E)",
 )
+_batching.leading(expm_p)
 
 
 @expm_p.def_abstract_eval
@@ -870,6 +894,7 @@ expm_frechet_p = Primitive(
     convention="L(A, E) = int_0^1 exp(sA) E exp((1-s)A) ds, the Frechet derivative of expm; "
     "linear in E (adjoint L(A^H, .)); its derivative in A uses exp([[A, E], [0, A]])",
 )
+_batching.leading(expm_frechet_p)
 
 
 @expm_frechet_p.def_abstract_eval
@@ -952,6 +977,9 @@ def truncation_rank(xp, s, max_rank=None, cutoff=None, relative_cutoff=None) -> 
 truncation_indices_p = Primitive(
     "truncation_indices", differentiable=False,
     convention="integer output (the kept positions): no gradient",
+    params={"max_rank": OPT_POS_INT, "cutoff": OPT_REAL, "relative_cutoff": OPT_REAL,
+            "size": NEW_SIZE},
+    produces_size="size",
 )
 truncation_indices_p.__doc__ = (
     "arange(r) for the rank r a truncated SVD keeps, decided from the singular values at run "
@@ -977,6 +1005,20 @@ def _trunc_impl(xp, s, *, max_rank, cutoff, relative_cutoff, size):
     if checks_on(on_host(s)):  # on an accelerator only on request (a device-to-host read)
         check_truncation_ties(xp.to_numpy(s), r, default_tie_eps(xp.np_dtype(s.dtype)))
     return xp.arange(r, dtype=int64)
+
+
+@truncation_indices_p.def_batch
+def _trunc_batch(b, args, dims, *, max_rank, cutoff, relative_cutoff, size):
+    """Without a cutoff the kept rank is min(k, max_rank) for every member: one shared
+    result. With a cutoff each member decides its own rank from its values."""
+    if cutoff is not None or relative_cutoff is not None:
+        raise _batching.data_dependent(
+            "a cutoff-truncated SVD (truncation_indices)",
+            "Give svd a static max_rank (and no cutoff) inside vmap, or loop over the batch.")
+    s = _batching.move_axis(b, args[0], dims[0], 0)
+    out = b.bind(truncation_indices_p, s, max_rank=max_rank, cutoff=cutoff,
+                 relative_cutoff=relative_cutoff, size=size)
+    return [out], [None]
 
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import int64, is_inexact
 from ..errors import DTypeError, ShapeError
+from ..params import BOOL, INT, INTS
 from . import _batching
 from ._checks import check_axes, require_real
 
@@ -18,7 +19,7 @@ def _kept(x_ndim, axes):
     return tuple(i for i in range(x_ndim) if i not in axes)
 
 
-reduce_sum_p = Primitive("reduce_sum", linear=True, validate_eager=False)
+reduce_sum_p = Primitive("reduce_sum", linear=True, validate_eager=False, params={"axes": INTS})
 
 
 @reduce_sum_p.def_abstract_eval
@@ -39,7 +40,8 @@ reduce_sum_p.def_transpose(
 
 def _extremum(name, xp_name):
     p = Primitive(
-        name, convention="ties share the gradient equally among all maximal (minimal) entries"
+        name, convention="ties share the gradient equally among all maximal (minimal) entries",
+        params={"axes": INTS},
     )
 
     @p.def_abstract_eval
@@ -73,7 +75,7 @@ reduce_min_p = _extremum("reduce_min", "min")
 
 
 reduce_prod_p = Primitive(
-    "reduce_prod", validate_eager=False,
+    "reduce_prod", validate_eager=False, params={"axes": INTS},
     convention="exact at zeros to every order: d prod / d x_i is the product of the others, "
     "computed by prefix/suffix scans rather than prod/x_i",
 )
@@ -141,7 +143,8 @@ def _prod_jvp(b, primals, tangents, *, axes):
 
 
 def _arg(name, xp_name):
-    p = Primitive(name, differentiable=False, convention="integer output: no gradient")
+    p = Primitive(name, differentiable=False, convention="integer output: no gradient",
+                  params={"axis": INT})
 
     @p.def_abstract_eval
     def aval(x, *, axis):
@@ -159,7 +162,7 @@ argmax_p = _arg("argmax", "argmax")
 argmin_p = _arg("argmin", "argmin")
 
 
-cumsum_p = Primitive("cumsum", linear=True)
+cumsum_p = Primitive("cumsum", linear=True, params={"axis": INT, "reverse": BOOL})
 
 
 @cumsum_p.def_abstract_eval

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..core import Primitive, ShapedArray, is_undefined, no_flops
 from ..errors import DTypeError, ShapeError
+from ..params import INDICES, INT, INTS, PADDING, SHAPE, SLICE_LIMITS
 from ..symbolic import Sym, decide, is_one, size_of, sym_max, sym_min
 from . import _batching
 from ._checks import check_axes
@@ -38,7 +39,8 @@ def _nonneg_size(d) -> bool:
 
 
 # ------------------------------------------------------------------------ reshape
-reshape_p = Primitive("reshape", linear=True, cost=no_flops, validate_eager=False)
+reshape_p = Primitive("reshape", linear=True, cost=no_flops, validate_eager=False,
+                      params={"new_sizes": SHAPE})
 
 
 @reshape_p.def_abstract_eval
@@ -60,7 +62,8 @@ reshape_p.def_transpose(lambda b, ct, x, *, new_sizes: (b.reshape(ct, x.shape),)
 
 
 # ---------------------------------------------------------------------- transpose
-transpose_p = Primitive("transpose", linear=True, cost=no_flops, validate_eager=False)
+transpose_p = Primitive("transpose", linear=True, cost=no_flops, validate_eager=False,
+                        params={"permutation": INTS})
 
 
 @transpose_p.def_abstract_eval
@@ -89,7 +92,8 @@ transpose_p.def_transpose(
 
 
 # --------------------------------------------------------------- broadcast_in_dim
-broadcast_in_dim_p = Primitive("broadcast_in_dim", linear=True, cost=no_flops)
+broadcast_in_dim_p = Primitive("broadcast_in_dim", linear=True, cost=no_flops,
+                               params={"shape": SHAPE, "broadcast_dimensions": INTS})
 
 
 @broadcast_in_dim_p.def_abstract_eval
@@ -133,7 +137,8 @@ def _bid_transpose(b, ct, x, *, shape, broadcast_dimensions):
 
 
 # -------------------------------------------------------------------------- slice
-slice_p = Primitive("slice", linear=True, cost=no_flops)
+slice_p = Primitive("slice", linear=True, cost=no_flops, params={
+    "start_indices": INDICES, "limit_indices": SLICE_LIMITS, "strides": INDICES})
 
 
 def _slice_len(start, limit, stride):
@@ -183,7 +188,7 @@ def _slice_transpose(b, ct, x, *, start_indices, limit_indices, strides):
 
 
 # ---------------------------------------------------------------------------- pad
-pad_p = Primitive("pad", linear=True, cost=no_flops)
+pad_p = Primitive("pad", linear=True, cost=no_flops, params={"padding_config": PADDING})
 
 
 def _padded_len(n, lo, hi, interior):
@@ -254,7 +259,7 @@ def _pad_transpose(b, ct, x, padding_value, *, padding_config):
 
 
 # -------------------------------------------------------------------- concatenate
-concatenate_p = Primitive("concatenate", linear=True, cost=no_flops)
+concatenate_p = Primitive("concatenate", linear=True, cost=no_flops, params={"dimension": INT})
 
 
 @concatenate_p.def_abstract_eval
@@ -306,7 +311,7 @@ def _concat_transpose(b, ct, *xs, dimension):
 
 
 # --------------------------------------------------------------------------- flip
-flip_p = Primitive("flip", linear=True, cost=no_flops)
+flip_p = Primitive("flip", linear=True, cost=no_flops, params={"axes": INTS})
 
 
 @flip_p.def_abstract_eval
@@ -321,7 +326,7 @@ flip_p.def_transpose(lambda b, ct, x, *, axes: (b.flip(ct, axes),))
 
 
 # ------------------------------------------------------ diagonal and its embedding
-diagonal_p = Primitive("diagonal", linear=True, cost=no_flops)
+diagonal_p = Primitive("diagonal", linear=True, cost=no_flops, params={"offset": INT})
 diagonal_p.__doc__ = "The ``offset`` diagonal of the last two axes, appended as the last axis."
 
 
@@ -347,7 +352,8 @@ diagonal_p.def_transpose(
     lambda b, ct, x, *, offset: (b.diag_embed(ct, offset, tuple(x.shape[-2:])),)
 )
 
-diag_embed_p = Primitive("diag_embed", linear=True, cost=no_flops)
+diag_embed_p = Primitive("diag_embed", linear=True, cost=no_flops,
+                         params={"offset": INT, "dims": SHAPE})
 diag_embed_p.__doc__ = "Place the last axis on the ``offset`` diagonal of (..., m, n) zeros."
 
 
@@ -385,7 +391,7 @@ diag_embed_p.def_transpose(lambda b, ct, x, *, offset, dims: (b.diagonal(ct, off
 
 
 def _tri(name, fn):
-    p = Primitive(name, linear=True, cost=no_flops)
+    p = Primitive(name, linear=True, cost=no_flops, params={"k": INT})
 
     @p.def_abstract_eval
     def aval(x, *, k):

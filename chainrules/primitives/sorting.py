@@ -16,6 +16,7 @@ import math
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import int64
 from ..errors import DTypeError
+from ..params import INT
 from . import _batching
 from ._checks import check_axes, require_real
 
@@ -31,7 +32,7 @@ def _sort_cost(in_avals, out_avals, *, axis):
 
 
 argsort_p = Primitive(
-    "argsort", differentiable=False, cost=_sort_cost,
+    "argsort", differentiable=False, cost=_sort_cost, params={"axis": INT},
     convention="integer output (a stable permutation: ties keep their order): no gradient",
 )
 
@@ -72,7 +73,7 @@ def take_along(b, x, indices, axis):
 
 
 sort_p = Primitive(
-    "sort", cost=_sort_cost,
+    "sort", cost=_sort_cost, params={"axis": INT},
     convention="the derivative follows the permutation: each sorted value carries the "
     "derivative of the entry it came from, ties broken by index (a stable sort), so tied "
     "entries keep their own derivatives",

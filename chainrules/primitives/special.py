@@ -17,6 +17,7 @@ import math
 
 from ..core import Primitive, ShapedArray, Zero
 from ..errors import ShapeError
+from ..params import INDEX
 from . import _batching
 from ._checks import require_inexact, require_real, same_shape_and_dtype
 from ._rules import scaled_tangent_jvp
@@ -26,7 +27,7 @@ _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 
 def _unary_aval(name, *, real):
-    def aval(x, **params):
+    def aval(x):
         require_inexact(name, x)
         if real:
             require_real(name, x)
@@ -59,7 +60,7 @@ erfinv_p = _special(
 
 # --------------------------------------------------------------- polygamma and gammaln
 polygamma_p = Primitive(
-    "polygamma",
+    "polygamma", params={"n": INDEX},
     convention="real; the order-n derivative of digamma (n = 0: digamma itself); poles at "
     "0, -1, -2, ... (inf/nan as SciPy)",
 )

@@ -39,6 +39,8 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, Zero, is_undefined, static_size
 from ..errors import DTypeError, ShapeError, fmt_aval
+from ..params import OPT_REAL, one_of
+from . import _batching
 from .elementwise import _nonlinear
 
 # relative spread of a cluster of points below which divided differences use the Taylor
@@ -240,10 +242,12 @@ def _funm_cost(in_avals, out_avals, **params):
 
 funm_p = Primitive(
     "funm", decomposition=True, cost=_funm_cost,
+    params={"fn": one_of(FUNCTIONS), "power": OPT_REAL},
     convention="f(T)[top-right block] for the block bidiagonal T with Hermitian diagonal "
     "blocks (their Hermitian parts) a_1..a_p and superdiagonal blocks e_1..e_{p-1}; p = 1: "
     "f(A). Divided differences of the named scalar f: exact at every degeneracy, to any order",
 )
+_batching.leading(funm_p)  # maps over leading axes (one eigh per matrix)
 
 
 @funm_p.def_abstract_eval

@@ -10,6 +10,7 @@ import pytest
 import tenferro as tf
 from tenferro._src.backends import host_reads
 from tenferro.errors import DeviceError
+from tenferro.testing import check_grads
 
 # these tests are about the default device itself: TENFERRO_DEVICE does not apply to them
 pytestmark = pytest.mark.default_device_cpu
@@ -110,3 +111,15 @@ def test_truncation_by_a_cutoff_reads_the_spectrum_once_per_decomposition():
     before = host_reads["strict:1"]
     _trg_value_and_grad("strict:1", relative_cutoff=1e-12)
     assert host_reads["strict:1"] - before == 2 * 4
+
+
+def test_transfer_rules_pass_the_derivative_checks():
+    """``device_put``'s rules (a transfer; its transpose transfers the cotangent back) against
+    finite differences and the dot-product identity, forward and reverse, to second order."""
+    x = tf.tensor([0.3, -1.2, 2.0])
+
+    def f(t):
+        y = t.to("strict:1")
+        return (tf.sin(y) * y).to("cpu") + t
+
+    check_grads(f, (x,), order=2, rtol=1e-6, atol=1e-8)

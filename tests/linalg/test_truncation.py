@@ -8,6 +8,7 @@ import chainrules
 import tenferro as tf
 from tenferro import linalg as la
 from tenferro.errors import ShapeError
+from tenferro.testing import check_grads
 from tests.linalg._util import DTYPES, T, fd_gradient, rand, rel_err
 
 # ------------------------------------------------------------------------ rank decision
@@ -186,3 +187,23 @@ def test_truncation_rank_of_a_differentiated_tensor(rng):
     tf.jvp(loss, (tf.tensor(a),), (tf.tensor(a),))
     s = np.linalg.svd(a, compute_uv=False)
     assert ranks == [int((s >= 0.3 * s[0]).sum())] * 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cutoff_truncation_in_a_compiled_graph_passes_the_rule_checks(dtype, rng):
+    """Under jit a cutoff's rank is a run-time size (``truncation_indices`` runs in the
+    graph): forward and reverse mode of the compiled function, to second order, agree with
+    finite differences and with each other, and the derivative matches eager mode."""
+    from tests.linalg._util import with_singular_values
+
+    a = T(with_singular_values(rng, 6, 5, [5.0, 3.0, 1.0, 1e-4, 1e-5], dtype))
+    w = T(rand(rng, (6, 5), dtype))
+
+    def loss(x):
+        u, s, vh = la.svd(x, relative_cutoff=1e-3)
+        return tf.sum(tf.abs2((u * tf.astype(s, u.dtype)) @ vh - w)) + tf.sum(s**3)
+
+    jitted = tf.jit(loss)
+    check_grads(jitted, (a,), order=2, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(tf.grad(jitted)(a).numpy(), tf.grad(loss)(a).numpy(),
+                               rtol=1e-10, atol=1e-12)

@@ -202,7 +202,7 @@ class EagerTape(Tape):
                     prim, params, _avals(vals, in_backend),
                     tuple(p is not None for p in parents)))
         if not tmpl.one_output:
-            if not prim.multiple_results:  # one output without a derivative (comparisons)
+            if tmpl.single_result:  # one output without a derivative (comparisons)
                 return _wrap(out, backend)
             return self._record_multiple(tmpl, parents, args, out, backend)
         # One output (almost every op): the node ``record`` would make, without its loops.

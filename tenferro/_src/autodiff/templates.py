@@ -50,7 +50,7 @@ class Template:
     __slots__ = (
         "prim", "params", "in_avals", "out_avals", "n_out", "nonzero_in", "nonzero_out",
         "saved_in", "saved_out", "_xs", "_ys", "_jvp_full", "_vjp", "_vjp_fn",
-        "mask1", "one_output",
+        "mask1", "single_result", "one_output",
     )
 
     def __init__(self, prim, params, in_avals, nonzero_in):
@@ -84,8 +84,11 @@ class Template:
         self.nonzero_out = tuple(v is not None for v in tvars)
         self._vjp, self._vjp_fn = {}, {}
         self.mask1 = (True,) if len(tvars) == 1 else None
+        # ``impl`` returns one array, not a tuple (read here once per signature, so the eager
+        # tape's per-op fast path branches on its template, not on the primitive)
+        self.single_result = not prim.multiple_results
         # the eager tape's fast case: one output, which carries a derivative
-        self.one_output = not prim.multiple_results and self.nonzero_out == (True,)
+        self.one_output = self.single_result and self.nonzero_out == (True,)
         # What the derivative reads: everything a tape node keeps alive.
         full = self._transposed((True,) * len(tvars))
         used = used_vars(full.eqns, full.outputs)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 
-from chainrules import PRIMITIVES
+from chainrules.primitives import basic_index_p
 from chainrules.primitives._batching import data_dependent, move_axis
 
 from ..autodiff.checkpoint import checkpoint
@@ -191,7 +191,7 @@ def _unbox_front(o, size):
 
 def _take(x, axis: int, i: int):
     spec = tuple(i if j == axis else (None, None, None) for j in range(x.ndim))
-    return bind(PRIMITIVES["basic_index"], x, spec=spec)
+    return bind(basic_index_p, x, spec=spec)
 
 
 def loop_batch(prim, vals, dims, params, size):

@@ -27,8 +27,9 @@ def prod(it):
     return n
 
 
-VIEWS = frozenset({"transpose", "broadcast_in_dim", "diagonal"})
-"""Primitives whose NumPy impl returns a view (no new memory)."""
+VIEWS = frozenset({P.transpose_p, P.broadcast_in_dim_p, P.diagonal_p})
+"""Primitives whose NumPy impl returns a view (no new memory): the planner's memory model of
+the NumPy backend, not a fact of the primitives (other namespaces may copy)."""
 
 
 class Recorder:
@@ -79,7 +80,7 @@ class Recorder:
         out = self.new(labels)
         self.instrs.append([prim, tuple(ins), params, out])
         self.temps.append(temp)
-        if prim.name in VIEWS:
+        if prim in VIEWS:
             self.base[out] = self.base[ins[0]]
             self.contig[out] = False
         else:

@@ -16,6 +16,7 @@ level they are called; the executor evaluates the function's program with ``impl
 from __future__ import annotations
 
 from chainrules import Primitive
+from chainrules.params import BadParam
 
 from ..errors import GradientError, GraphError, ShapeError
 from ..ir.compile import compile_program
@@ -132,8 +133,15 @@ class StagedJVPCall(_Staged, CustomJVPCall):
         return {"fun": self.fun_program, "jvp": self.jvp_program}
 
 
+def _staged_call_kind(v, _):
+    """The kind of a custom-rule call's one parameter: a staged call (graph files hold it in
+    their ``calls`` table)."""
+    if not isinstance(v, _Staged):
+        raise BadParam(f"expected a custom-rule call, got {v!r}")
+
+
 def _call_primitive(name, process_name):
-    p = Primitive(name, multiple_results=True, cse=False,
+    p = Primitive(name, multiple_results=True, cse=False, params={"call": _staged_call_kind},
                   cost=lambda ins, outs, *, call: call.flops())
 
     @p.def_abstract_eval

@@ -538,6 +538,9 @@ class EvalTrace(Trace):
         if recording:
             return self.tape.record_primitive(prim, params, args, vals, out, out_backend, backend,
                                               sig)
+        # Reads the fact itself rather than ``prim.unpack``/``as_list``: this line runs for
+        # every eager operation, and the calls and list cost 0.4-0.5 us (+11-21% on small
+        # no-grad ops; benchmarks/README.md).
         if prim.multiple_results:
             return tuple([_wrap(o, out_backend) for o in out])
         return _wrap(out, out_backend)

@@ -43,7 +43,9 @@ def compile_program(program: Program):
         for j, v in enumerate(eqn.outputs):
             names[id(v)] = f"v{k}_{j}"
             outs.append(f"v{k}_{j}")
-        lhs = ", ".join(outs) + ("," if eqn.prim.multiple_results and len(outs) == 1 else "")
+        # the assignment target has the structure ``impl`` returns (one output, or a tuple)
+        target = eqn.prim.unpack(outs)
+        lhs = target if type(target) is str else ", ".join(target) + ","
         eqn_at_line[len(lines) + 1] = k
         lines.append(f"    {lhs} = f{k}(xp{call})")
         for j, ax, sym in sites[k]:

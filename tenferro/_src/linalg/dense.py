@@ -46,14 +46,11 @@ import numpy as np
 
 from chainrules import primitives as P
 from chainrules.primitives.degeneracy import (
-    ADVICE,
-    PARTS,
     check_truncation_ties,
     checks_on,
     default_tie_eps,
 )
 from chainrules.primitives.linalg import truncation_rank as _truncation_rule
-from chainrules.primitives.spectral import FUNCTIONS
 from chainrules.symbolic import Sym, bound_of
 
 from ..core.dispatch import bind
@@ -85,7 +82,6 @@ from ..ops import (
 from ..ops._base import to_inexact
 from ..ops.products import broadcast_batch
 from ..ops.reductions import _safe_pow, safe_sqrt
-from ..traced import graph_params as gp
 from ..traced.staging import TracedTensor
 
 __all__ = [
@@ -196,28 +192,6 @@ def _eps(eps, dtype) -> float:
 
 def _mH(x: Tensor) -> Tensor:
     return conj(swapaxes(x, -1, -2))
-
-
-# ------------------------------------------------------------------- graph files
-def _declare_graph_param_kinds() -> None:
-    """What the parameters of the degeneracy and matrix-function primitives may hold in a graph
-    file (the table lives in tenferro/traced/graph_params.py; these are declared from here)."""
-
-
-    def one_of(names):
-        def check(v, _):
-            if type(v) is not str or v not in names:
-                raise gp.BadParam(f"expected one of {', '.join(names)}, got {v!r}")
-
-        return check
-
-    check = {"op": one_of(tuple(ADVICE)), "parts": gp._tuple_of(one_of(PARTS)), "eps": gp.REAL}
-    gp.PARAM_KINDS.setdefault("degeneracy_guard", check)
-    gp.PARAM_KINDS.setdefault("degeneracy_check", check)
-    gp.PARAM_KINDS.setdefault("funm", {"fn": one_of(tuple(FUNCTIONS)), "power": gp.OPT_REAL})
-
-
-_declare_graph_param_kinds()
 
 
 # --------------------------------------------------------------------------- SVD

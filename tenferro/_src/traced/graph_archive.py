@@ -14,7 +14,7 @@ import zipfile
 
 import numpy as np
 
-from .graph_params import DTYPES
+from chainrules.params import DTYPES
 
 JSON_ENTRY = "graph.json.npy"
 _CONST_ENTRY = re.compile(r"(call_)?const_(0|[1-9][0-9]{0,8})\.npy")

@@ -25,6 +25,7 @@ import numpy as np
 
 from chainrules import PRIMITIVES
 from chainrules.core import ShapedArray, out_avals
+from chainrules.params import DTYPES, MAX_PARAM_INT, MAX_RANK, BadParam, check_shape
 from chainrules.symbolic import Sym, bound_of, encode_size, floordiv, sym_max, sym_min
 
 from ..core.calls import StagedJVPCall, StagedVJPCall, _Staged
@@ -33,16 +34,6 @@ from ..errors import GraphError, GraphFileError, GraphFormatError
 from ..ir.program import Eqn, Program, Var
 from ..pytree import TreeDef, node_from_value, node_serialization
 from .graph_archive import Archive, ArchiveError
-from .graph_params import (
-    DTYPES,
-    EXTRA_CHECKS,
-    MAX_PARAM_INT,
-    MAX_RANK,
-    PARAM_KINDS,
-    PRODUCES_SIZE,
-    BadParam,
-    check_shape,
-)
 
 FORMAT = "tenferro-graph"
 VERSION = 2
@@ -698,7 +689,7 @@ class _Decoder:
         return Eqn(prim, ins, params, outs, source)
 
     def params(self, prim, raw, where) -> dict:
-        kinds = PARAM_KINDS.get(prim.name, {})
+        kinds = prim.params
         raw = self.obj(raw, where, tuple(kinds))
         params = {}
         for k, kind in kinds.items():
@@ -707,10 +698,9 @@ class _Decoder:
                 kind(v, self.max_elements)
             except BadParam as e:
                 self.fail(f"{where}.{k}", str(e))
-        extra = EXTRA_CHECKS.get(prim.name)
-        if extra is not None:
+        if prim.check_params is not None:
             try:
-                extra(params)
+                prim.check_params(params)
             except BadParam as e:
                 self.fail(where, str(e))
         return params
@@ -718,9 +708,10 @@ class _Decoder:
     def new_sizes(self, prim, ins, params, where) -> dict:
         """Check the run-time sizes an equation mentions: its parameters may only use sizes
         produced by earlier equations (the executor binds a size right after its producer),
-        except the one a size-producing primitive (``PRODUCES_SIZE``) introduces, which must
-        be new, or produced by an identical equation (same operands and parameters)."""
-        produces = PRODUCES_SIZE.get(prim.name)
+        except the one a size-producing primitive (``Primitive.produces_size``) introduces,
+        which must be new, or produced by an identical equation (same operands and
+        parameters)."""
+        produces = prim.produces_size
         new = {}
         key = (prim.name, tuple(id(v) for v in ins), repr(sorted(params.items())))
         for k, v in params.items():
