@@ -82,3 +82,56 @@ def test_environment_variable_silences():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout
     assert "[T] 1/1" in out
+
+
+class _Terminal:
+    """A stream that says it is a terminal."""
+
+    def __init__(self):
+        self.text = []
+
+    def isatty(self):
+        return True
+
+    def write(self, s):
+        self.text.append(s)
+
+    def flush(self):
+        pass
+
+
+def test_a_log_gets_every_line_and_a_terminal_one_a_second():
+    """Fast steps: a file or pipe (a log to read later) gets every step's line, a terminal
+    only about one per ``every`` seconds; both get the last line."""
+    out, term = io.StringIO(), _Terminal()
+    for stream in (out, term):
+        with Progress("DMRG", 6, True, stream=stream, monitor="dE", tol=1e-10,
+                      unit="sweep") as p:
+            for k in range(1, 7):
+                p.update(k, energy=-1.0, dE=10.0 ** -k)
+    lines = out.getvalue().splitlines()
+    assert [line.split()[1:3] for line in lines] == [["sweep", str(k)] for k in range(1, 7)]
+    shown = "".join(term.text).splitlines()
+    assert len(shown) < 6 and shown[-1].startswith("[DMRG] sweep 6")
+
+
+def test_a_log_of_a_long_fast_loop_is_throttled_but_keeps_the_last_line():
+    from tenferro._src.progress import LOG_BURST
+
+    out = io.StringIO()
+    n = 3 * LOG_BURST
+    with Progress("CTMRG", n, True, stream=out, monitor="delta", tol=1e-12,
+                  unit="iteration") as p:
+        for k in range(1, n + 1):
+            p.update(k, delta=1.0)
+    lines = out.getvalue().splitlines()
+    assert LOG_BURST <= len(lines) < n  # every line of the burst, then throttled by time
+    assert lines[0].startswith("[CTMRG] iteration 1 ") and lines[-1].startswith(
+        f"[CTMRG] iteration {n} ")
+
+
+def test_tol_zero_estimates_the_whole_budget():
+    """No convergence test: the steps left are the budget's (no division by tol)."""
+    p = Progress("DMRG", 4, False, monitor="dE", tol=0.0)
+    lefts = [p.update(k, dE=10.0 ** -k)["steps_left"] for k in range(1, 5)]
+    assert lefts == [3, 2, 1, 0]
