@@ -17,6 +17,15 @@ Energies come from reduced density matrices built with the converged CTMRG envir
 normalised by their trace, so the scale of A, C and T never matters. C4v symmetry makes the
 horizontal and vertical bonds equivalent (energy per site = 2 x bond energy) and the right
 half of the two-site network the mirror image of the left half, which is reused.
+
+Every function that relies on the symmetry (the energies, the reduced density matrices,
+``staggered_magnetization``, and ``tenferro.tn.ctmrg`` for the site tensor) is a function of
+the C4v-symmetric part of its argument: it symmetrises ``A`` (``symmetrize_c4v``) itself.
+For a symmetric ``A`` the value is unchanged, and the gradient is the physical energy's
+gradient (which is symmetric there, the energy being invariant under the group), so it can
+be fed to an optimiser directly; without the projection the formula's derivative in
+symmetry-breaking directions would be wrong (e.g. twice the physical one). For a
+non-symmetric ``A`` the results are those of ``symmetrize_c4v(A)``.
 """
 
 from tenferro._src.tn.peps import *  # noqa: F403

@@ -200,7 +200,7 @@ def test_checkpointing_gives_identical_gradients_and_saves_memory():
     # the Ising path too
     def lnz(b, ckp):
         a = ising_tensor(b)
-        return ctm_lnz(a, ctmrg(a, 8, tol=1e-12, checkpoint=ckp, progress=False))
+        return ctm_lnz(a, ctmrg(a, 8, tol=None, max_iter=100, checkpoint=ckp, progress=False))
 
     ga = tf.grad(lambda b: lnz(b, False))(tf.tensor(0.42)).item()
     gb = tf.grad(lambda b: lnz(b, True))(tf.tensor(0.42)).item()

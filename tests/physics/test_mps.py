@@ -20,7 +20,7 @@ from tenferro._src.tn.variational import (
     precondition,
     variational_ground_state,
 )
-from tenferro.errors import ShapeError
+from tenferro.errors import ConvergenceWarning, ShapeError
 from tenferro.testing import check_grads
 from tenferro.tn import exact
 from tenferro.tn.mpo import (
@@ -500,8 +500,9 @@ def test_start_from_a_given_state_and_budget():
     L = 8
     mpo = heisenberg_mpo(L)
     start = random_mps(L, 2, seed=5)
-    res = variational_ground_state(mpo, 8, mps0=start, max_iterations=15, progress=False,
-                                   variance=False)
+    with pytest.warns(ConvergenceWarning, match="not converged after 15 iterations"):
+        res = variational_ground_state(mpo, 8, mps0=start, max_iterations=15, progress=False,
+                                       variance=False)
     assert res.n_iterations == 15 and not res.converged and res.variance is None
     assert [s["D"] for s in res.stages] == [8]
     assert res.energy < mps_energy(start, mpo).item()

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import ops
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
+from . import arguments as sarg
 from ._blockops import ops_of
-from .tensor import SymmetricTensor, _structure_class
+from .tensor import SymmetricTensor, _structure_class, symmetric_rule
 
 __all__ = ["einsum", "ncon", "tensordot"]
 
@@ -22,14 +23,31 @@ _PLANS: dict = {}
 
 
 def _norm_axes(axes, nx, ny):
-    if isinstance(axes, int):
-        return tuple(range(nx - axes, nx)), tuple(range(axes))
-    ax, ay = axes
-    ax = (ax,) if isinstance(ax, int) else tuple(ax)
-    ay = (ay,) if isinstance(ay, int) else tuple(ay)
+    """``(x's axes, y's axes)`` from tensordot's ``axes``: an int n (x's last n legs with y's
+    first n) or a pair of axis sequences (or single axes), each in range (never wrapped)."""
+    if type(axes) in (tuple, list) and len(axes) == 2:  # the common case, checked fast
+        ax, ay = ((a,) if type(a) is int else a for a in axes)
+        if type(ax) in (tuple, list) and type(ay) in (tuple, list) and len(ax) == len(ay) \
+                and all(type(a) is int and -nx <= a < nx for a in ax) \
+                and all(type(a) is int and -ny <= a < ny for a in ay):
+            ax, ay = tuple(a % nx for a in ax), tuple(a % ny for a in ay)
+            if len(set(ax)) == len(ax) and len(set(ay)) == len(ay):
+                return ax, ay
+    op = "symmetric.tensordot"
+    n = sarg.whole_number(axes)
+    if n is not None:
+        if not 0 <= n <= min(nx, ny):
+            raise ShapeError(f"{op}: axes={n} contracts the last {n} legs of x ({nx} legs) "
+                             f"with the first {n} of y ({ny}); it must lie in 0..{min(nx, ny)}.")
+        return tuple(range(nx - n, nx)), tuple(range(n))
+    if not isinstance(axes, (tuple, list)) or len(axes) != 2:
+        raise DTypeError(f"{op}: axes must be an int or a pair (x's axes, y's axes), got "
+                         f"{sarg.describe(axes)}.")
+    ax, ay = (a if isinstance(a, (tuple, list, range)) else (a,) for a in axes)
+    ax, ay = sarg.axes(op, "x's axes", ax, nx), sarg.axes(op, "y's axes", ay, ny)
     if len(ax) != len(ay):
-        raise ShapeError(f"symmetric.tensordot: axes {axes} pair {len(ax)} with {len(ay)} axes.")
-    return tuple(a % nx for a in ax), tuple(a % ny for a in ay)
+        raise ShapeError(f"{op}: axes {axes} pair {len(ax)} with {len(ay)} axes.")
+    return ax, ay
 
 
 def _plan(x: SymmetricTensor, y: SymmetricTensor, ax, ay):
@@ -71,7 +89,7 @@ def tensordot(x: SymmetricTensor, y: SymmetricTensor, axes=2) -> SymmetricTensor
     ``flip()`` of the matching leg of ``y`` (same sectors, opposite direction). The result's
     legs are x's free legs then y's; its charge is the fusion of both charges."""
     if not isinstance(x, SymmetricTensor) or not isinstance(y, SymmetricTensor):
-        raise ShapeError(f"symmetric.tensordot: both operands must be SymmetricTensors, got "
+        raise DTypeError(f"symmetric.tensordot: both operands must be SymmetricTensors, got "
                          f"{type(x).__name__} and {type(y).__name__}.")
     if x.symmetry != y.symmetry:
         raise ShapeError(f"symmetric.tensordot: symmetries differ: {x.symmetry} and "
@@ -90,6 +108,7 @@ def tensordot(x: SymmetricTensor, y: SymmetricTensor, axes=2) -> SymmetricTensor
     return cls._trusted(out)
 
 
+@sarg.checked(where="symmetric.inner", x=symmetric_rule, y=symmetric_rule)
 def inner(x: SymmetricTensor, y: SymmetricTensor):
     """``sum conj(x) * y`` over matching blocks (a scalar tensor); legs and charges must
     agree."""
@@ -105,10 +124,16 @@ def inner(x: SymmetricTensor, y: SymmetricTensor):
 
 
 def _parse(subscripts: str, n: int):
+    if not isinstance(subscripts, str):
+        raise DTypeError(f"symmetric.einsum: subscripts must be a string such as 'ij,jk->ik', "
+                         f"got {sarg.describe(subscripts)}.")
     if "->" not in subscripts:
         raise ShapeError(f"symmetric.einsum: give the output explicitly ('ij,jk->ik'), got "
                          f"{subscripts!r}.")
-    ins, out = subscripts.replace(" ", "").split("->")
+    parts = subscripts.replace(" ", "").split("->")
+    if len(parts) != 2:
+        raise ShapeError(f"symmetric.einsum: {subscripts!r} must have one '->'.")
+    ins, out = parts
     ins = ins.split(",")
     if len(ins) != n:
         raise ShapeError(f"symmetric.einsum: {subscripts!r} names {len(ins)} operands, got {n}.")
@@ -127,6 +152,8 @@ def einsum(subscripts: str, *operands: SymmetricTensor) -> SymmetricTensor:
 
 
 def _contract_labelled(ops, labels, out, where):
+    if not ops:
+        raise ShapeError(f"{where}: no operands.")
     for lab, x in zip(labels, ops):
         if not isinstance(x, SymmetricTensor):
             raise ShapeError(f"{where}: operands must be SymmetricTensors, got "
@@ -159,6 +186,14 @@ def _contract_labelled(ops, labels, out, where):
 def ncon(tensors: Sequence[SymmetricTensor], connects: Sequence[Sequence[int]]):
     """ncon convention: positive labels are contracted, negative labels are the output legs in
     the order -1, -2, ...; tensors are contracted pairwise in the order given."""
+    for name, v in (("tensors", tensors), ("connects", connects)):
+        if isinstance(v, (str, bytes)) or not isinstance(v, Sequence):
+            raise DTypeError(f"symmetric.ncon: {name} must be a sequence, got "
+                             f"{sarg.describe(v)}.")
+    if not all(isinstance(c, Sequence) and not isinstance(c, str) and all(
+            sarg.whole_number(i) is not None and i != 0 for i in c) for c in connects):
+        raise ShapeError(f"symmetric.ncon: connects must be one list of nonzero integer labels "
+                         f"per tensor, got {connects!r}.")
     labels = [list(c) for c in connects]
     if len(labels) != len(tensors):
         raise ShapeError(f"symmetric.ncon: {len(tensors)} tensors but {len(labels)} label lists.")

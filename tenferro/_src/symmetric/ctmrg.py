@@ -32,7 +32,8 @@ import numpy as np
 from .. import ops
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ..tn.ctmrg import CTMEnv, iterate_c4v
+from ..tn import arguments as arg
+from ..tn.ctmrg import C4V, CTMEnv, _env_rule, iterate_c4v
 from ..tn.dispatch import register
 from ..tn.peps import bond_energy, heisenberg_bond
 from .contract import tensordot
@@ -172,6 +173,19 @@ def _sorted_values(s) -> np.ndarray:
     return np.sort(np.asarray(ops.stop_gradient(s), dtype=np.float64))[::-1]
 
 
+def _c4v_part(a: SymmetricTensor) -> SymmetricTensor:
+    """The C4v-symmetric part of a site tensor with four equal ordinary legs (the average of
+    its eight leg permutations), as ``tenferro.tn.ctmrg``'s ``c4v_part``: the C4v CTMRG is a
+    function of it, so its derivative is the symmetric network's."""
+    out = None
+    for p in C4V:
+        t = a.transpose(p)
+        out = t if out is None else out + t
+    return out / len(C4V)
+
+
+@arg.checked(where="symmetric.ctmrg", chi=arg.SIZE, max_iter=arg.SIZE, tol=arg.OPTIONAL_TOL,
+             env=_env_rule, progress=arg.FLAG, callback=arg.FUNCTION)
 def ctmrg(a: SymmetricTensor, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10,
           env=None, progress=None, callback=None) -> CTMEnv:
     """``tenferro.tn.ctmrg`` for a symmetric site tensor ``a[u, l, d, r]`` (four equal legs with
@@ -180,15 +194,15 @@ def ctmrg(a: SymmetricTensor, chi: int, *, max_iter: int = 100, tol: float | Non
     to ``chi``. ``tol`` compares the sorted corner spectrum between iterations (2-norm);
     ``tol=None`` runs ``max_iter`` iterations (needed under ``jit``). ``env``: a ``CTMEnv`` or
     ``(C, T)`` (default ``ctm_init(a)``). Differentiable in ``a`` through every iteration.
-    ``progress``/``callback``: the per-iteration record of ``tenferro.tn.ctmrg``."""
-    a = _check_site("ctmrg", a)
-    if int(chi) < 1 or int(max_iter) < 1:
-        raise ValueError(f"symmetric.ctmrg: chi and max_iter must be >= 1 (got {chi}, "
-                         f"{max_iter}).")
+    ``progress``/``callback``: the per-iteration record of ``tenferro.tn.ctmrg``, and its
+    ``ConvergenceWarning`` when ``max_iter`` ends the loop before ``tol``. As the dense C4v
+    CTMRG, the environment is that of the C4v-symmetric part of ``a`` (its eight leg
+    permutations averaged), so gradients are the symmetric network's."""
+    a = _c4v_part(_check_site("ctmrg", a))
     if env is None:
         C, T = ctm_init(a)
     else:
-        C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
+        C, T = env.C, env.T
     return iterate_c4v(lambda C, T: ctmrg_step(a, C, T, chi), C, T, max_iter, tol, progress,
                    callback, _sorted_values)[0]
 
@@ -268,7 +282,7 @@ def ctmrg_dispatch(a, chi, *, max_iter, tol, env, progress, projector="svd",
                                             ("checkpoint=True", bool(checkpoint)),
                                             ("implicit=True", bool(implicit))) if given]
     if unsupported:
-        raise ValueError(f"ctmrg: {', '.join(unsupported)} is not supported for symmetric site "
+        raise ShapeError(f"ctmrg: {', '.join(unsupported)} is not supported for symmetric site "
                          f"tensors (tenferro.symmetric.ctmrg: block SVD projector, unrolled "
                          f"differentiation); use the dense tenferro.tn.ctmrg on to_dense(a).")
     return ctmrg(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,

@@ -33,9 +33,11 @@ from chainrules.symbolic import Sym, bound_of
 from .. import linalg, ops
 from ..core.dispatch import bind
 from ..errors import ConcretizationError, ShapeError
+from ..tn import arguments as arg
+from . import arguments as sarg
 from .fusion import fuse_legs, split_legs
 from .legs import Leg
-from .tensor import SymmetricTensor, _structure_class
+from .tensor import SymmetricTensor, _structure_class, symmetric_rule
 
 __all__ = ["SymmetricEighResult", "SymmetricQRResult", "SymmetricSVDResult", "diagonal",
            "eigh", "qr", "svd"]
@@ -58,11 +60,14 @@ class SymmetricEighResult(NamedTuple):
 
 
 def _rows(op, x: SymmetricTensor, row_axes):
-    if not isinstance(x, SymmetricTensor):
-        raise ShapeError(f"symmetric.{op}: expected a SymmetricTensor, got {type(x).__name__}.")
-    if isinstance(row_axes, int):
-        row_axes = tuple(range(row_axes))
-    rows = [int(a) % x.ndim for a in row_axes]
+    symmetric_rule(f"symmetric.{op}", "x", x)
+    n = sarg.whole_number(row_axes)
+    if n is not None:
+        if not 0 < n < x.ndim:
+            raise ShapeError(f"symmetric.{op}: row_axes={n} (the first n legs as rows) must lie "
+                             f"in 1..{x.ndim - 1} for a tensor with {x.ndim} legs.")
+        row_axes = tuple(range(n))
+    rows = list(sarg.axes(f"symmetric.{op}", "row_axes", row_axes, x.ndim))
     cols = [i for i in range(x.ndim) if i not in rows]
     if not rows or not cols or len(set(rows)) != len(rows):
         raise ShapeError(f"symmetric.{op}: row_axes {tuple(row_axes)} must name some but not all "
@@ -82,6 +87,10 @@ def _matricize(x, nr):
 def diagonal(d: SymmetricTensor) -> dict:
     """The diagonals of a diagonal symmetric matrix (``S`` of ``svd``, eigenvalues of
     ``eigh``): ``{charge: 1-d tensor}``."""
+    symmetric_rule("symmetric.diagonal", "d", d)
+    if d.ndim != 2:
+        raise ShapeError(f"symmetric.diagonal: expects a matrix (2 legs, as svd's S), got "
+                         f"{d.ndim} legs.")
     return {k[0]: ops.diagonal(b) for k, b in d.blocks.items()}
 
 
@@ -157,6 +166,8 @@ def _global_ranks(svals: dict, values: list, max_rank, cutoff, relative_cutoff):
     return counts
 
 
+@arg.checked(where="symmetric.svd", max_rank=arg.OPTIONAL_SIZE, cutoff=arg.OPTIONAL_TOL,
+             relative_cutoff=arg.OPTIONAL_TOL, eps=arg.OPTIONAL_TOL)
 def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
         cutoff: float | None = None, relative_cutoff: float | None = None,
         sector_ranks: dict | None = None, eps: float | None = None) -> SymmetricSVDResult:
@@ -168,7 +179,8 @@ def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
     ``cutoff`` or ``relative_cutoff`` acts on the merged spectrum of all sectors (module
     docstring). Under ``jit`` each sector's kept size is a run-time size (the same rule, decided
     when the graph runs; a ``jit`` result equals the eager one, empty sectors dropped).
-    ``sector_ranks={charge: r}`` truncates each sector to a static rank instead. ``eps``: the
+    ``sector_ranks={charge: r}`` truncates each sector to a static rank instead (integers >= 0
+    for sectors of the bond; unlisted sectors keep nothing; at least one value in all). ``eps``: the
     Lorentzian width of the dense SVD derivative (``tenferro.linalg.svd``)."""
     x, nr = _rows("svd", x, row_axes)
     m = _matricize(x, nr)
@@ -181,9 +193,6 @@ def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
         raise ShapeError("symmetric.svd: give either max_rank/cutoff/relative_cutoff or "
                          "sector_ranks, not both.")
     if truncating:
-        if max_rank is not None and (int(max_rank) != max_rank or max_rank < 1):
-            raise ShapeError(f"symmetric.svd: max_rank must be a positive integer, got "
-                             f"{max_rank!r}.")
         values = _concrete_values(svals) if svals else []
         if values is None:
             try:
@@ -199,7 +208,8 @@ def svd(x: SymmetricTensor, row_axes, *, max_rank: int | None = None,
             return _svd_traced(x, m, parts, keep)
         ranks = _global_ranks(svals, values, max_rank, cutoff, relative_cutoff)
     elif sector_ranks is not None:
-        ranks = {q: min(int(sector_ranks.get(q, 0)), s.shape[0]) for q, s in svals.items()}
+        ranks = sarg.sector_ranks("symmetric.svd", sector_ranks,
+                                  {q: s.shape[0] for q, s in svals.items()})
     else:
         ranks = {q: s.shape[0] for q, s in svals.items()}
     sym = x.symmetry
@@ -239,6 +249,7 @@ def _svd_traced(x, m, parts, keep: dict) -> SymmetricSVDResult:
     return SymmetricSVDResult(U, _diag_tensor(bond.flip(), Sb), Vh)
 
 
+@arg.checked(where="symmetric.qr", positive=arg.FLAG)
 def qr(x: SymmetricTensor, row_axes, *, positive: bool = False) -> SymmetricQRResult:
     """``x = Q R`` block by block (``tenferro.linalg.qr``, reduced): ``Q`` has the row legs plus
     a dual bond leg (sector q of dimension min(m_q, n_q)), charge identity; ``R`` the flipped bond
@@ -258,6 +269,7 @@ def qr(x: SymmetricTensor, row_axes, *, positive: bool = False) -> SymmetricQRRe
     return SymmetricQRResult(Q, R)
 
 
+@arg.checked(where="symmetric.eigh", eps=arg.OPTIONAL_TOL)
 def eigh(x: SymmetricTensor, row_axes, *, eps: float | None = None) -> SymmetricEighResult:
     """Eigen-decomposition of a Hermitian symmetric operator: the column legs must be the
     flips of the row legs and the charge the identity (so the matrix is block diagonal with

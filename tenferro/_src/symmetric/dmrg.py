@@ -34,11 +34,12 @@ import numpy as np
 from scipy.linalg.lapack import dstev as _dstev
 
 from .. import linalg, ops
-from ..core.tensor import Tensor
 from ..errors import ShapeError
 from ..progress import Progress
+from ..tn import arguments as arg
 from ..tn.dispatch import register
-from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome
+from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome, warn_if_unconverged
+from . import arguments as sarg
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Symmetry
 from .legs import Leg, fused_leg, leg_from_charges
@@ -48,6 +49,7 @@ __all__ = ["dmrg", "mpo_from_dense"]
 
 
 # ----------------------------------------------------------------------------- MPO
+@arg.checked(mpo=arg.MPO, charges=sarg.charges, symmetry=sarg.SYMMETRY, atol=arg.TOL)
 def mpo_from_dense(mpo: Sequence, charges: Sequence, symmetry: Symmetry = U1,
                    atol: float = 1e-13) -> list:
     """A symmetric MPO from a dense one (``tenferro.tn.mpo`` convention
@@ -58,12 +60,12 @@ def mpo_from_dense(mpo: Sequence, charges: Sequence, symmetry: Symmetry = U1,
     does not conserve the charge (``ShapeError``). The local basis is reordered by charge
     (``leg_from_charges``), as the bonds are: results are the same operator in another basis
     order."""
-    phys, pperm = leg_from_charges(symmetry, list(charges))
-    pc = [list(charges)[i] for i in range(len(charges))]
+    phys, pperm = leg_from_charges(symmetry, charges)
+    pc = charges
     out, ql = [], [symmetry.identity]
     lleg, lperm = leg_from_charges(symmetry, ql)
     for i, w in enumerate(mpo):
-        wn = np.asarray(w.numpy() if isinstance(w, Tensor) else w)
+        wn = np.asarray(ops.stop_gradient(w))
         if wn.ndim != 4 or wn.shape[0] != len(ql) or wn.shape[2] != len(pc) or \
                 wn.shape[3] != len(pc):
             raise ShapeError(f"mpo_from_dense: tensor {i} has shape {wn.shape}; expected "
@@ -684,12 +686,12 @@ def _random_mps(mpo, charge, D, dtype, seed):
 def _check_mps0(mpo, mps0, charge):
     """mps0 must be a symmetric MPS on the MPO's physical legs (module conventions); returns
     its total charge (the charge of the last right leg), which must agree with ``charge``."""
-    mps0 = list(mps0)
     where = "symmetric.dmrg: mps0"
-    if len(mps0) != len(mpo) or not all(isinstance(a, SymmetricTensor) and a.ndim == 3
-                                        for a in mps0):
+    if not isinstance(mps0, Sequence) or len(mps0) != len(mpo) or not all(
+            isinstance(a, SymmetricTensor) and a.ndim == 3 for a in mps0):
         raise ShapeError(f"{where} must be {len(mpo)} symmetric tensors A[l, s, r] (one per "
                          f"MPO tensor).")
+    mps0 = list(mps0)
     sym = mpo[0].symmetry
     for i, (a, w) in enumerate(zip(mps0, mpo)):
         if a.symmetry != sym or a.charge != sym.identity:
@@ -719,6 +721,11 @@ def _check_mps0(mpo, mps0, charge):
 _LOOSE_TOL = 1e-4  # the first sweeps' local Lanczos tolerance (as tenferro.tn.dmrg)
 
 
+@arg.checked(where="symmetric.dmrg", max_rank=arg.SIZE,
+             schedule=arg.rule(arg.size_list, none=True),
+             cutoff=arg.TOL, max_sweeps=arg.SIZE, tol=arg.TOL,
+             ncv=arg.rule(arg.size, minimum=2), seed=arg.SEED, dtype=arg.DTYPE,
+             progress=arg.FLAG, callback=arg.FUNCTION)
 def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps0=None,
          schedule=None, cutoff: float = 1e-10, max_sweeps: int = 40, tol: float = 1e-10,
          ncv: int = 12, seed: int = 0, dtype=None, progress=None, callback=None):
@@ -733,14 +740,15 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     sector). The ground state search is forward only: it runs on the blocks' arrays (module
     docstring). ``progress``/``callback``: the per-sweep record of ``tenferro.tn.dmrg``."""
 
-    mpo = list(mpo)
-    if len(mpo) < 2 or not all(isinstance(w, SymmetricTensor) and w.ndim == 4 for w in mpo):
+    if not isinstance(mpo, Sequence) or len(mpo) < 2 or not all(
+            isinstance(w, SymmetricTensor) and w.ndim == 4 for w in mpo):
         raise ShapeError("symmetric.dmrg: the Hamiltonian must be a list of at least two "
                          "symmetric MPO tensors W[l, r, out, in] (see mpo_from_dense).")
     sym = mpo[0].symmetry
     charge = None if charge is None else sym.validate(charge, "symmetric.dmrg")
     L = len(mpo)
     device = mpo[0].device
+    mpo = list(mpo)
     if mps0 is not None:
         charge = _check_mps0(mpo, mps0, charge)
     charge = sym.identity if charge is None else charge
@@ -786,8 +794,9 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     energies, energy, prev = [], math.nan, math.nan
     converged, disc_max, sweep = False, 0.0, 0
     local_tol = _LOOSE_TOL
+    change, at_final = math.inf, False
     with Progress("symmetric DMRG", max_sweeps, progress, monitor="dE", tol=None,
-                  callback=callback) as p:
+                  callback=callback, unit="sweep") as p:
         for sweep in range(max_sweeps):
             D = sched[min(sweep, len(sched) - 1)]
             disc_max, nmv = 0.0, 0
@@ -819,8 +828,8 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
             p.update(sweep + 1, energy=energy, dE=energy - prev, D=sites.max_bond(),
                      trunc_err=disc_max, products=nmv)
             used = local_tol
-            converged, local_tol = sweep_outcome(energy, change, tol, local_tol,
-                                                 D >= sched[-1] and sweep >= len(sched) - 1)
+            at_final = D >= sched[-1] and sweep >= len(sched) - 1
+            converged, local_tol = sweep_outcome(energy, change, tol, local_tol, at_final)
             if converged and used >= _LOOSE_TOL:
                 # a warm start (mps0) barely moves under the first sweeps' loose local
                 # tolerance: an unchanged energy is no convergence until the solves tightened
@@ -830,6 +839,7 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
             if converged:
                 break
             prev = energy
+    warn_if_unconverged("symmetric.dmrg", converged, sweep + 1, energy, change, tol, at_final)
     mps = [sites.plain(i, device) for i in range(L)]
     maxb = max(a.legs[2].dim for a in mps[:-1])
     return DMRGResult(energy, mps, energies, maxb, disc_max, sweep + 1, converged,

@@ -12,15 +12,16 @@ import math
 from collections.abc import Sequence
 
 from ..errors import ShapeError
+from . import arguments as sarg
 from ._blockops import ops_of
 from .legs import fused_leg
-from .tensor import SymmetricTensor, _structure_class
+from .tensor import SymmetricTensor, _structure_class, symmetric_rule
 
 __all__ = ["fuse_legs", "split_legs"]
 
 
 def _consecutive(op, axes, ndim):
-    axes = [int(a) % ndim for a in axes]
+    axes = list(sarg.axes(op, "axes", axes, ndim))
     if not axes or axes != list(range(axes[0], axes[0] + len(axes))):
         raise ShapeError(f"{op}: axes {axes} must be consecutive and increasing (transpose "
                          f"first).")
@@ -29,6 +30,7 @@ def _consecutive(op, axes, ndim):
 
 def fuse_legs(x: SymmetricTensor, axes: Sequence[int], dual: bool = False) -> SymmetricTensor:
     """Fuse the consecutive legs ``axes`` into one leg (direction ``dual``) at their place."""
+    symmetric_rule("fuse_legs", "x", x)
     a, b = _consecutive("fuse_legs", axes, x.ndim)
     leg = fused_leg(x.legs[a:b], dual)
     fmap = leg.fusion_map()
@@ -64,7 +66,8 @@ def fuse_legs(x: SymmetricTensor, axes: Sequence[int], dual: bool = False) -> Sy
 
 def split_legs(x: SymmetricTensor, axis: int) -> SymmetricTensor:
     """Undo ``fuse_legs``: replace the fused leg ``axis`` by the legs it was made from."""
-    axis = int(axis) % x.ndim
+    symmetric_rule("split_legs", "x", x)
+    axis = sarg.axis("split_legs", "axis", axis, x.ndim)
     leg = x.legs[axis]
     fmap = leg.fusion_map()
     parts = leg.fused_from

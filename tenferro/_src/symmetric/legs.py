@@ -26,7 +26,9 @@ import numpy as np
 
 from chainrules.symbolic import Sym, size_range
 
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
+from ..tn.arguments import FLAG, checked, describe, size
+from . import arguments as sarg
 from .groups import Symmetry
 
 __all__ = ["Leg", "leg_from_charges"]
@@ -46,7 +48,12 @@ class Leg:
     _hash: int = field(default=0, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
-        secs = tuple((q, d if isinstance(d, Sym) else int(d)) for q, d in self.sectors)
+        if not isinstance(self.symmetry, Symmetry):
+            sarg.symmetry("Leg", "the symmetry", self.symmetry)  # raises, naming it
+        secs = self.sectors
+        if type(secs) is not tuple or not all(  # the common case, checked fast
+                type(s) is tuple and len(s) == 2 and type(s[1]) is int for s in secs):
+            secs = tuple(_sector(item) for item in _sector_list(secs))
         for q, d in secs:
             self.symmetry.validate(q, "Leg")
             if size_range(d)[1] < 1 or (not isinstance(d, Sym) and d < 1):
@@ -130,6 +137,25 @@ class Leg:
         return _fusion_map(self.fused_from, self.dual)
 
 
+def _sector_list(sectors):
+    if isinstance(sectors, (str, bytes, dict)) or not isinstance(sectors, (Sequence, range)):
+        raise DTypeError(f"Leg: sectors must be a sequence of (charge, dim) pairs, got "
+                         f"{describe(sectors)}.")
+    return sectors
+
+
+def _sector(item) -> tuple:
+    """One ``(charge, dim)`` pair with an int (or run-time) dimension; a dimension that is not
+    a whole number is an error, never rounded."""
+    if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 2:
+        raise ShapeError(f"Leg: each sector must be a (charge, dim) pair, got "
+                         f"{describe(item)}.")
+    q, d = item
+    if type(d) is not int and not isinstance(d, Sym):
+        d = size("Leg", f"the dimension of sector {q!r}", d)
+    return q, d
+
+
 _FUSION_CACHE: dict = {}
 
 
@@ -201,11 +227,11 @@ def fused_leg(parts: Sequence[Leg], dual: bool = False) -> Leg:
 _FUSED_LEGS: dict = {}
 
 
+@checked(symmetry=sarg.symmetry, charges=sarg.charges, dual=FLAG)
 def leg_from_charges(symmetry: Symmetry, charges: Sequence, dual: bool = False):
     """A leg from the charge of each dense index (in any order), and the permutation that
     sorts the dense index into the leg's sector order (stable): ``dense.take(perm, axis)``
     is laid out as the leg. Returns ``(leg, perm)``."""
-    charges = list(charges)
     for q in charges:
         symmetry.validate(q, "leg_from_charges")
     order = sorted(set(charges))

@@ -27,8 +27,10 @@ from chainrules.symbolic import Sym
 
 from .. import linalg, ops
 from ..core.tensor import Tensor
-from ..errors import ConcretizationError, ShapeError
+from ..errors import ConcretizationError, DTypeError, ShapeError
 from ..pytree import register_pytree_node
+from ..tn import arguments as arg
+from . import arguments as sarg
 from ._blockops import ops_of
 from .legs import Leg, resolve_leg
 
@@ -164,18 +166,13 @@ class SymmetricTensor(tuple):
     def build(blocks: dict, legs: Sequence[Leg], charge=None) -> SymmetricTensor:
         """A symmetric tensor from its blocks (tensors or arrays); ``charge`` defaults to the
         symmetry's identity. Conservation and block shapes are checked."""
-        legs = tuple(legs)
-        if not legs:
-            raise ShapeError("SymmetricTensor: needs at least one leg.")
+        legs = legs_rule("SymmetricTensor.build", "legs", legs)
         sym = legs[0].symmetry
-        for l in legs:
-            if not isinstance(l, Leg):
-                raise ShapeError(f"SymmetricTensor: legs must be Leg objects, got {l!r}.")
-            if l.symmetry != sym:
-                raise ShapeError(f"SymmetricTensor: legs of different symmetries "
-                                 f"{[x.symmetry for x in legs]}.")
         charge = sym.identity if charge is None else sym.validate(charge, "SymmetricTensor")
-        blocks = {tuple(k): (b if isinstance(b, Tensor) else ops.asarray(b))
+        if not isinstance(blocks, dict):
+            raise DTypeError(f"SymmetricTensor.build: blocks must be a dict {{charge tuple: "
+                             f"block}}, got {arg.describe(blocks)}.")
+        blocks = {_block_key(k): arg.tensor("SymmetricTensor.build", f"block {k!r}", b)
                   for k, b in blocks.items()}
         return _structure_class(legs, charge)(blocks)
 
@@ -307,8 +304,8 @@ class SymmetricTensor(tuple):
             perm = tuple(perm[0])
         if not perm:
             perm = tuple(range(self.ndim))[::-1]
-        perm = tuple(int(p) % self.ndim for p in perm)
-        if sorted(perm) != list(range(self.ndim)):
+        perm = sarg.axes("transpose", "the permutation", perm, self.ndim)
+        if len(perm) != self.ndim:
             raise ShapeError(f"transpose: {perm} is not a permutation of {self.ndim} axes.")
         cls = _structure_class(tuple(self.legs[p] for p in perm), self.charge)
         tr = ops_of(self.blocks).transpose
@@ -329,6 +326,37 @@ class SymmetricTensor(tuple):
 
     def numpy(self) -> np.ndarray:
         return to_dense(self).numpy()
+
+
+# ---------------------------------------------------------------- argument rules
+def symmetric_rule(op: str, name: str, value):
+    """A ``SymmetricTensor`` (a dense tensor is not one: ``from_dense`` makes one)."""
+    if not isinstance(value, SymmetricTensor):
+        hint = " (from_dense makes one from a dense tensor)" if hasattr(value, "shape") else ""
+        raise DTypeError(f"{op}: {name} must be a SymmetricTensor, got {arg.describe(value)}"
+                         f"{hint}.")
+    return value
+
+
+def legs_rule(op: str, name: str, value) -> tuple:
+    """A non-empty sequence of ``Leg``s of one symmetry."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) == 0:
+        raise DTypeError(f"{op}: {name} must be a non-empty sequence of Leg, got "
+                         f"{arg.describe(value)}.")
+    for i, leg in enumerate(value):
+        if not isinstance(leg, Leg):
+            raise DTypeError(f"{op}: {name}[{i}] must be a Leg, got {arg.describe(leg)}.")
+    if any(leg.symmetry != value[0].symmetry for leg in value):
+        raise ShapeError(f"{op}: {name} mixes symmetries "
+                         f"{[leg.symmetry for leg in value]}.")
+    return tuple(value)
+
+
+def _block_key(k) -> tuple:
+    if isinstance(k, (str, bytes)) or not isinstance(k, (tuple, list)):
+        raise ShapeError(f"SymmetricTensor.build: block keys must be tuples of charges (one per "
+                         f"leg), got {arg.describe(k)}.")
+    return tuple(k)
 
 
 def _scalar(op, s):
@@ -357,28 +385,21 @@ def _combine(op, x, y, both, only_y):
 
 
 # ---------------------------------------------------------------- construction
-def _as_legs(legs) -> tuple:
-    legs = tuple(legs)
-    if not legs or not all(isinstance(l, Leg) for l in legs):
-        raise ShapeError(f"symmetric: legs must be a non-empty sequence of Leg, got {legs!r}.")
-    return legs
-
-
+@arg.checked(where="symmetric.zeros", legs=legs_rule, dtype=arg.DTYPE)
 def zeros(legs: Sequence[Leg], charge=None, dtype=np.float64, device=None) -> SymmetricTensor:
     """Every allowed block, filled with zeros."""
-    legs = _as_legs(legs)
-    charge = legs[0].symmetry.identity if charge is None else charge
+    charge = _charge("symmetric.zeros", legs, charge)
     blocks = {k: ops.zeros(tuple(l.sector_dim(q) for l, q in zip(legs, k)), dtype=dtype,
                           device=device) for k in allowed_keys(legs, charge)}
     return SymmetricTensor.build(blocks, legs, charge)
 
 
+@arg.checked(where="symmetric.random", legs=legs_rule, dtype=arg.DTYPE, seed=arg.SEED)
 def random(legs: Sequence[Leg], charge=None, dtype=np.float64, seed=None,
            device=None) -> SymmetricTensor:
     """Every allowed block with standard normal entries (complex: real and imaginary parts
     each standard normal), from ``numpy.random.default_rng(seed)``."""
-    legs = _as_legs(legs)
-    charge = legs[0].symmetry.identity if charge is None else charge
+    charge = _charge("symmetric.random", legs, charge)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     dt = np.dtype(dtype)
     blocks = {}
@@ -391,6 +412,12 @@ def random(legs: Sequence[Leg], charge=None, dtype=np.float64, seed=None,
     return SymmetricTensor.build(blocks, legs, charge)
 
 
+def _charge(op, legs, charge):
+    """The total charge (default: the identity), checked against the legs' symmetry."""
+    sym = legs[0].symmetry
+    return sym.identity if charge is None else sym.validate(charge, op)
+
+
 def _concrete(x):
     try:
         return np.asarray(ops.stop_gradient(x).numpy())
@@ -398,15 +425,14 @@ def _concrete(x):
         return None
 
 
+@arg.checked(where="from_dense", dense=arg.tensor, legs=legs_rule, check=arg.FLAG, atol=arg.TOL)
 def from_dense(dense, legs: Sequence[Leg], charge=None, *, check: bool = True,
                atol: float = 1e-12) -> SymmetricTensor:
     """The symmetric tensor whose ``to_dense`` is ``dense``: every allowed block is sliced out
     (differentiably). With ``check`` (default) the weight outside the allowed blocks must be at
     most ``atol * max(1, ||dense||)``, else ``ShapeError``: the dense tensor does not respect
     the symmetry. (In a traced graph the values are unknown and the check is skipped.)"""
-    legs = _as_legs(legs)
-    dense = ops.asarray(dense)
-    charge = legs[0].symmetry.identity if charge is None else charge
+    charge = _charge("from_dense", legs, charge)
     if tuple(dense.shape) != tuple(l.dim for l in legs):
         raise ShapeError(f"from_dense: dense shape {tuple(dense.shape)} does not match the legs' "
                          f"dimensions {tuple(l.dim for l in legs)}.")
@@ -429,11 +455,10 @@ def from_dense(dense, legs: Sequence[Leg], charge=None, *, check: bool = True,
     return SymmetricTensor.build(blocks, legs, charge)
 
 
+@arg.checked(x=symmetric_rule)
 def to_dense(x: SymmetricTensor):
     """The dense tensor (zeros outside the blocks); differentiable (blocks are padded into
     place and summed)."""
-    if not isinstance(x, SymmetricTensor):
-        raise ShapeError(f"to_dense: expected a SymmetricTensor, got {type(x).__name__}.")
     shape = x.shape
     out = None
     for k, b in x.blocks.items():
@@ -448,6 +473,7 @@ def to_dense(x: SymmetricTensor):
     return out
 
 
+@arg.checked(where="symmetric.norm", x=symmetric_rule)
 def norm(x: SymmetricTensor):
     """The Frobenius norm (of the dense tensor), with ``tenferro.linalg.norm``'s derivative."""
     if not x.blocks:
@@ -456,6 +482,7 @@ def norm(x: SymmetricTensor):
     return linalg.norm(flat[0] if len(flat) == 1 else ops.concatenate(flat))
 
 
+@arg.checked(x=symmetric_rule)
 def to_vector(x: SymmetricTensor):
     """The blocks of ``x`` as one flat tensor (every allowed block, in key order; missing
     blocks as zeros), differentiably: the vector space a Krylov solver
@@ -473,9 +500,9 @@ def to_vector(x: SymmetricTensor):
     return parts[0] if len(parts) == 1 else ops.concatenate(parts)
 
 
+@arg.checked(v=arg.tensor, like=symmetric_rule)
 def from_vector(v, like: SymmetricTensor) -> SymmetricTensor:
     """The symmetric tensor with ``like``'s legs and charge whose ``to_vector`` is ``v``."""
-    v = ops.asarray(v)
     keys = allowed_keys(like.legs, like.charge)
     shapes = [tuple(l.sector_dim(q) for l, q in zip(like.legs, k)) for k in keys]
     n = sum(math.prod(s) for s in shapes)

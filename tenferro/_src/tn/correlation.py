@@ -40,13 +40,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import linalg, ops
-from ..core.tensor import Tensor
 from ..errors import ShapeError
-from .ctmrg import CTMEnv, ctmrg
+from . import arguments as arg
+from .ctmrg import _SITE, CTMEnv, _check_site, c4v_part, ctmrg
 
 __all__ = ["channel_transfer_operator", "correlation_length"]
 
 
+@arg.checked(a=_SITE, T=arg.rule(arg.tensor, legs="T[x, u, y]"))
 def channel_transfer_operator(a, T) -> linalg.LinearOperator:
     """The channel transfer matrix E of the module docstring as a ``LinearOperator`` on
     vectors of length chi * d * chi (closing over ``a`` and ``T``, so gradients reach
@@ -81,6 +82,21 @@ def _spectrum(a, env, tol, hermitian):
     return -ops.log(lam[1] / lam[0]), -ops.log(lam[2] / lam[0]), [w[int(i)] for i in order]
 
 
+def _bond_dimensions(op, name, value):
+    """One bond dimension, or several (the extrapolation), or None."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return arg.size_list(op, name, value)
+    return [arg.size(op, name, value)]
+
+
+_CONVERGED_ENV = arg.optional(arg.rule(arg.instance, kind=CTMEnv,
+                                        what="a converged CTMEnv (tenferro.tn.ctmrg)"))
+
+
+@arg.checked(env=_CONVERGED_ENV, chi=_bond_dimensions, hermitian=arg.FLAG,
+             return_details=arg.FLAG, tol=arg.TOL)
 def correlation_length(a, env: CTMEnv | None = None, *, chi=None, hermitian: bool = True,
                        return_details: bool = False, tol: float = 1e-12, **ctmrg_options):
     """The correlation length (lattice spacings of ``a``) of the C4v network of
@@ -96,21 +112,22 @@ def correlation_length(a, env: CTMEnv | None = None, *, chi=None, hermitian: boo
     against delta = eps_3 - eps_2, at delta = 0). ``tol``: the eigensolver's residual.
     ``return_details=True`` also returns a dict with the per-chi eps_2, delta and the three
     leading eigenvalues. Non-differentiable point: a degenerate lambda_1 = lambda_2 (xi
-    infinite; the ordered phase of a symmetric environment)."""
-    if not isinstance(a, Tensor):
-        a = ops.asarray(a)
+    infinite; the ordered phase of a symmetric environment). Like ``ctmrg``, a function of
+    the C4v-symmetric part of ``a`` (``a`` itself within the symmetry check), so its gradient
+    is the symmetric network's."""
+    a = c4v_part(_check_site("correlation_length", a))
     if env is not None:
         if chi is not None:
-            raise ValueError("correlation_length: pass either a converged env or chi (to "
+            raise ShapeError("correlation_length: pass either a converged env or chi (to "
                              "compute the environment), not both.")
         chis, envs = [env.chi], [env]
     else:
         if chi is None:
-            raise ValueError("correlation_length: pass a converged env or the bond dimension "
+            raise ShapeError("correlation_length: pass a converged env or the bond dimension "
                              "chi (an int, or several for the extrapolation) to compute one.")
-        chis = [int(c) for c in (chi if isinstance(chi, (list, tuple)) else [chi])]
+        chis = chi
         if len(set(chis)) != len(chis):
-            raise ValueError(f"correlation_length: the extrapolation needs distinct bond "
+            raise ShapeError(f"correlation_length: the extrapolation needs distinct bond "
                              f"dimensions, got chi={chis}.")
         ctmrg_options.setdefault("implicit", True)
         ctmrg_options.setdefault("progress", False)

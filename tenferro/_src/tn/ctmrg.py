@@ -59,6 +59,8 @@ from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ..fixed_point import fixed_point
+from ..progress import warn_unconverged
+from . import arguments as arg
 from .dispatch import implementation
 from .progress import Progress
 
@@ -75,6 +77,12 @@ __all__ = [
 ]
 
 PROJECTORS = ("svd", "eigh")
+
+# the symmetry group of the square acting on the cyclically ordered legs (u, l, d, r):
+# rotations i -> i + k and reflections i -> k - i (mod 4)
+C4V = [tuple((i + k) % 4 for i in range(4)) for k in range(4)] + [
+    tuple((k - i) % 4 for i in range(4)) for k in range(4)
+]
 
 
 @dataclass(frozen=True)
@@ -100,7 +108,7 @@ class CTMEnv:
 
 # --------------------------------------------------------------------------- checks
 def _check_site(op: str, a) -> Tensor:
-    a = ops.asarray(a) if not isinstance(a, Tensor) else a
+    a = arg.tensor(op, "the site tensor", a)
     if a.ndim != 4 or len(set(a.shape)) != 1:
         raise ShapeError(
             f"{op}: the site tensor must be a[u, l, d, r] with four legs of equal dimension "
@@ -118,7 +126,7 @@ def _check_site(op: str, a) -> Tensor:
 
 
 def check_c4v(op: str, a, rtol: float = 1e-8) -> None:
-    """Raise ``ValueError`` if the (concrete) tensor ``a[u, l, d, r]`` is not C4v symmetric.
+    """Raise ``ShapeError`` if the (concrete) tensor ``a[u, l, d, r]`` is not C4v symmetric.
 
     Skipped silently when ``a`` has no value yet (traced graphs)."""
     try:
@@ -129,11 +137,55 @@ def check_c4v(op: str, a, rtol: float = 1e-8) -> None:
     rot = np.abs(x - x.transpose(1, 2, 3, 0)).max()  # a[u,l,d,r] = a[l,d,r,u]
     ref = np.abs(x - x.transpose(0, 3, 2, 1)).max()  # a[u,l,d,r] = a[u,r,d,l]
     if max(rot, ref) > rtol * scale:
-        raise ValueError(
+        raise ShapeError(
             f"{op}: the site tensor is not C4v symmetric (rotation residual {rot / scale:.1e}, "
             f"reflection residual {ref / scale:.1e}, relative). Symmetrise it first, e.g. "
             "with tenferro.tn.symmetrize_c4v for an iPEPS tensor."
         )
+
+
+def _env_rule(op, name, value):
+    """A ``CTMEnv``, or a pair ``(C, T)`` of tensors (or of a type with its own CTMRG, such as
+    symmetric tensors)."""
+    if value is None or isinstance(value, CTMEnv):
+        return value
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
+            isinstance(x, Tensor) or implementation("ctmrg", x) is not None for x in value):
+        C, T = value
+        if C.ndim != 2 or T.ndim != 3:
+            raise ShapeError(f"{op}: {name} = (C, T) needs a corner C[x, y] and an edge "
+                             f"T[x, u, y], got shapes {tuple(C.shape)} and {tuple(T.shape)}.")
+        return CTMEnv(C, T)
+    raise DTypeError(f"{op}: {name} must be a CTMEnv or a pair (C, T) of tensors, got "
+                     f"{arg.describe(value)}.")
+
+
+def _pair_rule(op, name, value):
+    env = _env_rule(op, name, value)
+    if env is None:
+        raise DTypeError(f"{op}: {name} must be a pair (C, T) of tensors, got None.")
+    return env.C, env.T
+
+
+_SITE = arg.rule(arg.tensor, legs="a[u, l, d, r]")
+
+
+def c4v_part(a, first: int = 0) -> Tensor:
+    """The C4v-symmetric part of ``a[u, l, d, r]`` (legs ``first .. first + 3``; the legs
+    before them, e.g. an iPEPS tensor's physical leg, stay): the average of its eight leg
+    permutations (rotations and reflections of the square). Linear, so its derivative
+    projects a cotangent onto the symmetric subspace.
+
+    The C4v algorithms use one corner and one edge for all four directions, which is right
+    only for a symmetric ``a``; they are therefore functions of ``c4v_part(a)``. At a
+    symmetric ``a`` the value is unchanged and the gradient is that of the physical quantity
+    (symmetric there, as the quantity is invariant under the group), not the projection-free
+    derivative of a formula that assumes the symmetry in directions that break it."""
+    out, lead = None, tuple(range(first))
+    for p in C4V:
+        t = ops.transpose(a, lead + tuple(first + i for i in p))
+        out = t if out is None else out + t
+    return out / len(C4V)
 
 
 # ---------------------------------------------------------------------------- pieces
@@ -164,6 +216,20 @@ def _renormalised_edge(a, T, P):
     return ops.tensordot(pta, P, ([1, 2], [0, 1]))  # [α, r, β]
 
 
+def _values(op, name, value) -> np.ndarray:
+    """A 1-d array of real numbers (a spectrum)."""
+    try:
+        v = np.asarray(ops.stop_gradient(value) if isinstance(value, Tensor) else value,
+                       dtype=np.float64)
+    except (TypeError, ValueError):
+        v = None
+    if v is None or v.ndim != 1:
+        raise ShapeError(f"{op}: {name} must be a 1-d array of real numbers, got "
+                         f"{arg.describe(value)}.")
+    return v
+
+
+@arg.checked(s=_values, chi=arg.SIZE, multiplet_tol=arg.TOL)
 def multiplet_rank(s: np.ndarray, chi: int, multiplet_tol: float) -> int:
     """The largest k <= chi such that the k-th and (k+1)-th values of the descending ``s``
     differ by more than ``multiplet_tol`` relative to the k-th: truncation then never splits a
@@ -205,6 +271,10 @@ def _projector(M, chi: int, projector: str, multiplet_tol):
     return ops.take(V, keep, axis=1), ops.abs(wk), ops.diag(wk)
 
 
+@arg.checked(a=_SITE, C=arg.rule(arg.tensor, legs="C[x, y]"),
+             T=arg.rule(arg.tensor, legs="T[x, u, y]"), chi=arg.SIZE,
+             projector=arg.rule(arg.choice, options=PROJECTORS),
+             multiplet_tol=arg.OPTIONAL_TOL)
 def ctmrg_step(a, C, T, chi: int, projector: str = "svd", multiplet_tol: float | None = None):
     """One C4v CTMRG iteration; returns ``(C', T', s)`` with ``s`` the kept spectrum of the
     enlarged corner (descending), normalised by its largest value. ``multiplet_tol``: keep
@@ -220,6 +290,7 @@ def ctmrg_step(a, C, T, chi: int, projector: str = "svd", multiplet_tol: float |
     return Cn / linalg.norm(Cn), Tn / linalg.norm(Tn), s / ops.max(s)
 
 
+@arg.checked(C=arg.rule(arg.tensor, legs="C[x, y]"))
 def corner_spectrum(C) -> np.ndarray:
     """Singular values of the corner, descending, normalised by the largest (NumPy)."""
     s = np.linalg.svd(np.asarray(ops.stop_gradient(C)), compute_uv=False)
@@ -280,6 +351,7 @@ def _gauge_matrix(t_new: np.ndarray, t_old: np.ndarray, c_old: np.ndarray,
     return U
 
 
+@arg.checked(new=_pair_rule, old=_pair_rule)
 def ctm_gauge_fix(new, old):
     """``new = (C', T')`` brought into the gauge of ``old = (C, T)``: C' -> U^T C' U,
     T'[:, r, :] -> U^T T'[:, r, :] U with U orthogonal and block diagonal over the corner's
@@ -305,13 +377,13 @@ def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
     the gauge-fixed fixed-point iteration then only polishes the tensors. The fixed point does
     not depend on where it starts."""
     if tol is None:
-        raise ValueError("ctmrg: implicit=True needs a convergence tolerance (tol); it "
+        raise ShapeError("ctmrg: implicit=True needs a convergence tolerance (tol); it "
                          "differentiates the converged environment.")
     a0 = ops.stop_gradient(a)
     C, T = ops.stop_gradient(C), ops.stop_gradient(T)
     warm, prev = 0, None
     while warm < max(1, max_iter // 2):  # leave the fixed point at least half
-        Cn, Tn, s = ctmrg_step(a0, C, T, chi, projector)
+        Cn, Tn, s = arg.unchecked(ctmrg_step)(a0, C, T, chi, projector)
         warm += 1
         grew = Cn.shape[0] != C.shape[0]
         C, T = Cn, Tn
@@ -324,7 +396,7 @@ def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
             break
 
     def step(env, site):
-        Cn, Tn, _ = ctmrg_step(site, env[0], env[1], chi, projector)
+        Cn, Tn, _ = arg.unchecked(ctmrg_step)(site, env[0], env[1], chi, projector)
         return Cn, Tn
 
     last = {"hist": []}
@@ -342,14 +414,19 @@ def _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p):
         return len(h) > 3 and d < tol and min(h[-4:-1]) < 2 * d
 
     (C, T), info = fixed_point(step, (C, T), a, tol=tol, maxiter=max(1, max_iter - warm),
-                                  gauge_fix=ctm_gauge_fix, converged=spectrum_stalled,
-                                  return_info=True)
+                                  gauge_fix=arg.unchecked(ctm_gauge_fix),
+                                  converged=spectrum_stalled, return_info=True)
     its = warm + (info.iterations if info is not None else 0)
     delta = last.get("delta", math.nan)
     converged = bool(info is not None and info.converged)
     return CTMEnv(C, T, its, converged, delta, corner_spectrum(C))
 
 
+
+@arg.checked(chi=arg.SIZE, max_iter=arg.SIZE, tol=arg.OPTIONAL_TOL, env=_env_rule,
+             projector=arg.rule(arg.choice, options=PROJECTORS),
+             multiplet_tol=arg.OPTIONAL_TOL, checkpoint=arg.FLAG, implicit=arg.FLAG,
+             progress=arg.FLAG, check_symmetry=arg.FLAG, callback=arg.FUNCTION)
 def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=None,
           projector: str = "svd", multiplet_tol: float | None = None,
           checkpoint: bool = False, implicit: bool = False, progress=None,
@@ -377,7 +454,12 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     iteration's record, printed or not: ``chi``, ``delta`` (the corner-spectrum change, NaN
     on the first iteration; absent with ``tol=None``), ``step_time``, and ``steps_left``
     estimated from the rate at which ``delta`` falls towards ``tol`` (with ``tol=None``: the
-    iterations left of ``max_iter``, the real length).
+    iterations left of ``max_iter``, the real length). Stopping at ``max_iter`` with
+    ``tol > 0`` unmet warns (``tenferro.errors.ConvergenceWarning``, naming the change
+    reached); ``tol=None`` or ``tol=0`` run exactly ``max_iter`` iterations without it.
+    The environment is that of ``c4v_part(a)`` (equal to ``a`` within the symmetry check):
+    derivatives with respect to ``a`` are those of the C4v-symmetric network, projected
+    onto the symmetric subspace.
     A ``tenferro.symmetric.SymmetricTensor`` site tensor (self-dual charges, e.g. Z2) runs
     ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress,
     callback).
@@ -390,24 +472,25 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
                               checkpoint=checkpoint, implicit=implicit, callback=callback)
     # ---- dense site tensors
     a = _check_site("ctmrg", a)
-    if projector not in PROJECTORS:
-        raise ValueError(f"ctmrg: projector must be one of {PROJECTORS}, got {projector!r}.")
-    if int(chi) < 1 or int(max_iter) < 1:
-        raise ValueError(f"ctmrg: chi and max_iter must be >= 1 (got {chi}, {max_iter}).")
     if check_symmetry:
         check_c4v("ctmrg", a)
+    a = c4v_part(a)
     if env is None:
         C, T = ctm_init(a)
     else:
         C, T = (env.C, env.T) if isinstance(env, CTMEnv) else env
+        if tuple(T.shape[1:2]) != (a.shape[0],) or C.shape[0] != T.shape[0]:
+            raise ShapeError(f"ctmrg: env (C {tuple(C.shape)}, T {tuple(T.shape)}) does not "
+                             f"fit the site tensor {tuple(a.shape)}: T[x, u, y] needs "
+                             f"dim u = {a.shape[0]} and C the dimension of x.")
     if implicit:
         if multiplet_tol is not None:
-            raise ValueError("ctmrg: implicit=True keeps chi fixed at the fixed point; it "
+            raise ShapeError("ctmrg: implicit=True keeps chi fixed at the fixed point; it "
                              "cannot be combined with multiplet_tol.")
         with Progress("CTMRG", max_iter, progress, monitor="delta", tol=tol,
-                      callback=callback) as p:
-            return _ctmrg_implicit(a, C, T, int(chi), int(max_iter), tol, projector, p)
-    step = functools.partial(ctmrg_step, chi=int(chi), projector=projector,
+                      callback=callback, unit="iteration") as p:
+            return _ctmrg_implicit(a, C, T, chi, max_iter, tol, projector, p)
+    step = functools.partial(arg.unchecked(ctmrg_step), chi=chi, projector=projector,
                              multiplet_tol=multiplet_tol)
     if checkpoint:
         step = remat(step)
@@ -426,11 +509,13 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
 def iterate_c4v(step, C, T, max_iter: int, tol, progress, callback, values):
     """Run ``C, T, s = step(C, T)`` until the corner spectrum ``values(s)`` (host floats,
     descending) changes by less than ``tol`` (``tol=None``: exactly ``max_iter`` steps),
-    reporting each step to the progress line / ``callback``. Shared by the dense and the
-    symmetric C4v CTMRG. Returns ``(CTMEnv, last s)``."""
+    reporting each step to the progress line / ``callback``, and warning if ``tol > 0`` is
+    not met within ``max_iter``. Shared by the dense and the symmetric C4v CTMRG. Returns
+    ``(CTMEnv, last s)``."""
     prev, delta, converged, it, s = None, math.nan, False, 0, None
     watch = dict(fixed=True) if tol is None else dict(monitor="delta", tol=tol)
-    with Progress("CTMRG", max_iter, progress, callback=callback, **watch) as p:
+    with Progress("CTMRG", max_iter, progress, callback=callback, unit="iteration",
+                  **watch) as p:
         for it in range(1, max_iter + 1):
             C, T, s = step(C, T)
             if tol is None:
@@ -444,6 +529,11 @@ def iterate_c4v(step, C, T, max_iter: int, tol, progress, callback, values):
             if delta < tol:
                 converged = True
                 break
+    if tol is not None and tol > 0 and not converged:
+        warn_unconverged(f"ctmrg: not converged after {it} iterations (max_iter): the corner "
+                         f"spectrum changed by {delta:.1e} in the last one, above tol={tol:g}. "
+                         f"Raise max_iter or loosen tol (env.converged is False; tol=None "
+                         f"runs exactly max_iter iterations without this warning).")
     return CTMEnv(C, T, it, converged, delta, prev), s
 
 
@@ -464,18 +554,21 @@ def _site_network(a, C, T):
     return einsum("qsr,qrs->", x, L)
 
 
+@arg.checked(a=_SITE, a_op=_SITE, env=_pair_rule)
 def ctm_site_expectation(a, a_op, env) -> Tensor:
     """``<a_op> / <a>``: the one-site impurity ``a_op`` (e.g. the Ising tensor weighted by the
     spin) in place of one ``a`` of the converged network."""
-    return _site_network(a_op, env.C, env.T) / _site_network(a, env.C, env.T)
+    C, T = env
+    return _site_network(a_op, C, T) / _site_network(a, C, T)
 
 
+@arg.checked(a=_SITE, env=_pair_rule)
 def ctm_lnz(a, env) -> Tensor:
     """ln Z per site of the network of ``a`` from its converged C4v environment:
     ln kappa = ln Z_site + ln Z_corners - 2 ln Z_edge, with Z_site the 3x3 network (one a,
     four C, four T), Z_corners = Tr C^4 and Z_edge the 2x3 network C T C / C T C. The ratio is
     independent of how C and T are normalised."""
-    C, T = env.C, env.T
+    C, T = env
     L = _column(C, T)
     z_edge = ops.sum(L * L)
     cc = C @ C

@@ -61,12 +61,17 @@ from ..autodiff.checkpoint import checkpoint as remat
 from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ConcretizationError, ShapeError
+from ..progress import warn_unconverged
+from . import arguments as arg
 from .ctmrg_gauge import ctmrg_directional_implicit
 from .ctmrg_moves import (
+    _TENSORS,
     PROJECTORS,
     DirectionalEnv,
     _distance,
+    _env_rule,
     _flat,
+    _pattern_rule,
     _sites,
     _unflat,
     corner_spectra,
@@ -78,6 +83,10 @@ from .progress import Progress
 __all__ = ["ctm_directional_lnz", "ctmrg_directional"]
 
 
+@arg.checked(tensors=_TENSORS, pattern=_pattern_rule, chi=arg.SIZE, max_iter=arg.SIZE,
+             tol=arg.OPTIONAL_TOL, env=_env_rule,
+             projector=arg.rule(arg.choice, options=PROJECTORS), checkpoint=arg.FLAG,
+             implicit=arg.FLAG, progress=arg.FLAG)
 def ctmrg_directional(tensors, pattern, chi: int, *, max_iter: int = 100,
                       tol: float | None = 1e-10, env: DirectionalEnv | None = None,
                       projector: str = "half", checkpoint: bool = False,
@@ -98,14 +107,9 @@ def ctmrg_directional(tensors, pattern, chi: int, *, max_iter: int = 100,
     docstring for why "half" is the precise one). Non-differentiable points: exactly
     degenerate projector spectra give the Lorentzian-broadened SVD derivative (finite;
     right for gauge-invariant quantities).
-    ``progress``: None (global setting), True or False."""
-    if int(chi) < 1 or int(max_iter) < 1:
-        raise ValueError(f"ctmrg_directional: chi and max_iter must be >= 1 (got {chi}, "
-                         f"{max_iter}).")
-    if projector not in PROJECTORS:
-        raise ValueError(f"ctmrg_directional: projector must be one of {PROJECTORS}, got "
-                         f"{projector!r}.")
-    chi = int(chi)
+    ``progress``: None (global setting), True or False. Stopping at ``max_iter`` with
+    ``tol > 0`` unmet warns (``tenferro.errors.ConvergenceWarning``, naming the change
+    reached); ``tol=None`` or ``tol=0`` run exactly ``max_iter`` iterations without it."""
     sites = _sites(tensors, pattern)
     ly, lx = len(sites), len(sites[0])
     if env is None:
@@ -114,21 +118,22 @@ def ctmrg_directional(tensors, pattern, chi: int, *, max_iter: int = 100,
         raise ShapeError(f"ctmrg_directional: the environment is for a {env.shape} cell, the "
                          f"pattern is {(ly, lx)}.")
     if implicit:
-        with Progress("CTMRG (directional)", max_iter, progress) as p:
-            return ctmrg_directional_implicit(list(tensors), pattern, env, chi, int(max_iter),
+        with Progress("CTMRG (directional)", max_iter, progress, unit="iteration") as p:
+            return ctmrg_directional_implicit(list(tensors), pattern, env, chi, max_iter,
                                               tol, projector, p)
     C, T = env.C, env.T
 
     def step(sites, leaves):
-        Cn, Tn, _ = ctm_directional_step(sites, *_unflat(leaves, ly, lx), chi, projector)
+        Cn, Tn, _ = arg.unchecked(ctm_directional_step)(sites, *_unflat(leaves, ly, lx), chi,
+                                                         projector)
         return _flat(Cn, Tn)
 
     if checkpoint:
         step = remat(step)
     leaves = _flat(C, T)
     prev, delta, converged, it = None, math.nan, False, 0
-    with Progress("CTMRG (directional)", max_iter, progress) as p:
-        for it in range(1, int(max_iter) + 1):
+    with Progress("CTMRG (directional)", max_iter, progress, unit="iteration") as p:
+        for it in range(1, max_iter + 1):
             leaves = step(sites, leaves)
             if tol is None:
                 p.update(it, chi=chi)
@@ -141,6 +146,11 @@ def ctmrg_directional(tensors, pattern, chi: int, *, max_iter: int = 100,
             if delta < tol:
                 converged = True
                 break
+    if tol is not None and tol > 0 and not converged:
+        warn_unconverged(f"ctmrg_directional: not converged after {it} iterations (max_iter): "
+                         f"the corner spectra changed by {delta:.1e} in the last one, above "
+                         f"tol={tol:g}. Raise max_iter or loosen tol (env.converged is False; "
+                         f"tol=None runs exactly max_iter iterations without this warning).")
     C, T = _unflat(leaves, ly, lx)
     if prev is None:
         try:
@@ -151,13 +161,14 @@ def ctmrg_directional(tensors, pattern, chi: int, *, max_iter: int = 100,
 
 
 # ------------------------------------------------------------------ observables
+@arg.checked(a=arg.rule(arg.tensor, legs="a[u, l, d, r]"), env=_env_rule)
 def ctm_directional_lnz(a, env: DirectionalEnv) -> Tensor:
     """ln Z per site of the network of one tensor ``a[u, l, d, r]`` (a 1x1 cell) from its
     converged environment: ln kappa = ln Z_site + ln Z_corners - ln Z_row - ln Z_column, with
     Z_site the 3x3 network (a, four C, four T), Z_corners = Tr C1 C2 C3 C4, Z_row the top row
     C1 T1 C2 facing the bottom row C4 T3 C3 and Z_column the left column facing the right one.
     Independent of how the tensors are normalised; equal to ``ctm_lnz`` for a C4v tensor."""
-    if env.shape != (1, 1):
+    if env is None or env.shape != (1, 1):
         raise ShapeError(f"ctm_directional_lnz: needs the environment of a 1x1 cell, got "
                          f"{env.shape}.")
     e = env.site(0, 0)

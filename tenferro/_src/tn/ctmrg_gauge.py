@@ -35,11 +35,13 @@ import numpy as np
 
 from .. import ops
 from ..contract.api import einsum
-from ..errors import ConcretizationError
+from ..errors import ConcretizationError, ShapeError
 from ..fixed_point import fixed_point
+from . import arguments as arg
 from .ctmrg_moves import (
     DirectionalEnv,
     _concrete,
+    _corners_and_edges_rule,
     _distance,
     _sites,
     corner_spectra,
@@ -136,6 +138,7 @@ def _align(t, old):
     return t * complex(np.conj(ph))
 
 
+@arg.checked(new=_corners_and_edges_rule, old=_corners_and_edges_rule)
 def ctm_directional_gauge_fix(new, old):
     """``new = (C', T')`` (the grids of ``ctm_directional_step``) brought into the gauge of
     ``old = (C, T)``: every boundary bond gets the unitary (orthogonal for real tensors)
@@ -179,7 +182,7 @@ def ctmrg_directional_implicit(tensors, pattern, env: DirectionalEnv, chi: int, 
     tensors. ``gauge_fix=False`` is the naive recipe (kept for the tests that show it is
     wrong)."""
     if tol is None:
-        raise ValueError("ctmrg_directional: implicit=True needs a convergence tolerance "
+        raise ShapeError("ctmrg_directional: implicit=True needs a convergence tolerance "
                          "(tol); it differentiates the converged environment.")
     frozen = [ops.stop_gradient(t) for t in tensors]
     try:
@@ -194,7 +197,7 @@ def ctmrg_directional_implicit(tensors, pattern, env: DirectionalEnv, chi: int, 
     T = tuple(tuple(tuple(ops.stop_gradient(t) for t in r) for r in g) for g in env.T)
     warm, prev = 0, None
     while warm < max(1, max_iter // 2):
-        Cn, Tn, _ = ctm_directional_step(sites, C, T, chi, projector)
+        Cn, Tn, _ = arg.unchecked(ctm_directional_step)(sites, C, T, chi, projector)
         warm += 1
         grew = any(a.shape != b.shape for a, b in zip(Cn[0][0], C[0][0]))
         C, T = Cn, Tn
@@ -205,7 +208,8 @@ def ctmrg_directional_implicit(tensors, pattern, env: DirectionalEnv, chi: int, 
             break
 
     def step(x, *ts):
-        Cn, Tn, _ = ctm_directional_step(_sites(list(ts), pattern), x[0], x[1], chi, projector)
+        Cn, Tn, _ = arg.unchecked(ctm_directional_step)(_sites(list(ts), pattern), x[0], x[1],
+                                                         chi, projector)
         return Cn, Tn
 
     last = {"hist": []}
@@ -217,9 +221,9 @@ def ctmrg_directional_implicit(tensors, pattern, env: DirectionalEnv, chi: int, 
         h.append(d)
         return len(h) > 3 and d < tol and min(h[-4:-1]) < 2 * d
 
+    fix = arg.unchecked(ctm_directional_gauge_fix) if gauge_fix else None
     (C, T), info = fixed_point(step, (C, T), *tensors, tol=tol,
-                                  maxiter=max(1, max_iter - warm),
-                                  gauge_fix=ctm_directional_gauge_fix if gauge_fix else None,
+                                  maxiter=max(1, max_iter - warm), gauge_fix=fix,
                                   converged=spectrum_stalled, return_info=True)
     its = warm + (info.iterations if info is not None else 0)
     delta = last.get("delta", math.nan)

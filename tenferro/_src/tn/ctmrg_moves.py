@@ -8,13 +8,15 @@ are in ``ctmrg_directional`` and ``ctmrg_gauge``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import linalg, ops
 from ..core.tensor import Tensor
-from ..errors import ConcretizationError, ShapeError
+from ..errors import ConcretizationError, DTypeError, ShapeError
+from . import arguments as arg
 
 __all__ = [
     "DirectionalEnv",
@@ -26,15 +28,71 @@ __all__ = [
 #: singular values of the projector matrix below this fraction of the largest are dropped
 PROJECTOR_CUTOFF = 1e-14
 PROJECTORS = ("half", "full")
+_MAX_TURNS = 2**62
 
 
 # ------------------------------------------------------------------------ the cell
-def _grid(pattern) -> tuple[tuple[int, ...], ...]:
-    g = tuple(tuple(int(v) for v in row) for row in pattern)
-    if not g or not g[0] or len({len(r) for r in g}) != 1:
-        raise ShapeError(f"ctmrg_directional: the unit-cell pattern must be a non-empty "
-                         f"rectangular grid of tensor indices (rows = y), got {pattern!r}.")
+def _grid(pattern, op: str = "ctmrg_directional") -> tuple[tuple[int, ...], ...]:
+    bad = ShapeError(f"{op}: the unit-cell pattern must be a non-empty rectangular grid of "
+                     f"tensor indices >= 0 (rows = y), e.g. [[0, 1], [1, 0]]; got "
+                     f"{arg.describe(pattern)}.")
+    if isinstance(pattern, (str, bytes)) or not isinstance(pattern, Sequence) or not all(
+            isinstance(r, Sequence) and not isinstance(r, (str, bytes)) for r in pattern):
+        raise bad
+    g = tuple(tuple(arg.whole_number(v) for v in row) for row in pattern)
+    if not g or not g[0] or len({len(r) for r in g}) != 1 or any(
+            v is None or v < 0 for r in g for v in r):
+        raise bad
     return g
+
+
+def _pattern_rule(op, name, value):
+    _grid(value, op)
+    return value
+
+
+def _tensor_grid(op: str, name: str, value, legs: str):
+    """A non-empty rectangular grid ``[y][x]`` of tensors of the form ``legs``."""
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)) or len(value) == 0 or any(
+            not isinstance(r, Sequence) or isinstance(r, (str, bytes)) or len(r) == 0
+            for r in value) or len({len(r) for r in value}) != 1:
+        raise DTypeError(f"{op}: {name} must be a non-empty rectangular grid [y][x] of tensors "
+                         f"{legs}, got {arg.describe(value)}.")
+    return tuple(tuple(arg.tensor(op, f"{name}[{y}][{x}]", t, legs=legs)
+                       for x, t in enumerate(r)) for y, r in enumerate(value))
+
+
+def _sites_rule(op, name, value):
+    return _tensor_grid(op, name, value, "a[u, l, d, r]")
+
+
+def _environment_grids(op: str, name: str, value, legs: tuple[str, ...]):
+    """Four grids (one per direction) of tensors of the forms ``legs``."""
+    if not isinstance(value, Sequence) or len(value) != 4:
+        raise DTypeError(f"{op}: {name} must be four grids [y][x] of tensors (one per "
+                         f"direction), got {arg.describe(value)}.")
+    return tuple(_tensor_grid(op, f"{name}[{i}]", g, lg) for i, (g, lg) in
+                 enumerate(zip(value, legs)))
+
+
+def _corners_rule(op, name, value):
+    return _environment_grids(op, name, value, ("C1[s, e]", "C2[w, s]", "C3[n, w]",
+                                                "C4[e, n]"))
+
+
+def _edges_rule(op, name, value):
+    return _environment_grids(op, name, value, ("T1[w, d, e]", "T2[n, l, s]", "T3[e, u, w]",
+                                                "T4[s, r, n]"))
+
+
+def _corners_and_edges_rule(op, name, value):
+    if not isinstance(value, Sequence) or len(value) != 2:
+        raise DTypeError(f"{op}: {name} must be a pair (C, T) of environment grids, got "
+                         f"{arg.describe(value)}.")
+    return _corners_rule(op, f"{name}[0]", value[0]), _edges_rule(op, f"{name}[1]", value[1])
+
+
+_TENSORS = arg.rule(arg.tensor_list, legs="a[u, l, d, r]")
 
 
 def _rot_grid(g):
@@ -49,6 +107,8 @@ def _rot_site(a):
     return ops.transpose(a, (1, 2, 3, 0))
 
 
+@arg.checked(sites=_sites_rule, C=arg.optional(_corners_rule), T=arg.optional(_edges_rule),
+             turns=arg.rule(arg.size, minimum=-_MAX_TURNS))
 def rotate_cell(sites, C, T, turns: int = 1):
     """Turn the lattice by ``turns`` x 90 degrees clockwise: site grid ``sites[y][x]`` (tensors
     ``a[u, l, d, r]``), corners ``C = (C1, C2, C3, C4)`` and edges ``T = (T1..T4)`` (grids of
@@ -90,6 +150,10 @@ class DirectionalEnv:
         return out
 
 
+_env_rule = arg.optional(arg.rule(arg.instance, kind=DirectionalEnv,
+                                   what="a DirectionalEnv (ctmrg_directional's result)"))
+
+
 def _sites(tensors, pattern):
     """Grid of site tensors from the distinct tensors and the pattern; checks the legs."""
     g = _grid(pattern)
@@ -127,6 +191,7 @@ def _normalise(t):
     return t / linalg.norm(t)
 
 
+@arg.checked(tensors=_TENSORS, pattern=_pattern_rule)
 def ctm_directional_init(tensors, pattern) -> DirectionalEnv:
     """The starting environment: each corner and edge is its neighbouring site tensor with the
     outward legs summed (the product boundary of all-ones vectors; for a double-layer tensor
@@ -262,6 +327,8 @@ def _left_move(sites, C, T, chi: int, projector: str):
             tuple(tuple(tuple(r) for r in g) for g in T), spectra)
 
 
+@arg.checked(sites=_sites_rule, C=_corners_rule, T=_edges_rule, chi=arg.SIZE,
+             projector=arg.rule(arg.choice, options=PROJECTORS))
 def ctm_directional_step(sites, C, T, chi: int, projector: str = "half"):
     """One iteration (left, down, right, up moves) on the site grid ``sites[y][x]``; returns
     ``(C', T', spectra)`` with the normalised singular values of every projector matrix."""
@@ -269,7 +336,7 @@ def ctm_directional_step(sites, C, T, chi: int, projector: str = "half"):
     for _ in range(4):
         C, T, s = _left_move(sites, C, T, chi, projector)
         spectra += s
-        sites, C, T = rotate_cell(sites, C, T, 1)
+        sites, C, T = arg.unchecked(rotate_cell)(sites, C, T, 1)
     return C, T, spectra
 
 

@@ -31,8 +31,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import ops
-from ..errors import ShapeError
 from ..linalg import _iterative as it
+from ..progress import warn_unconverged
+from . import arguments as arg
 from .dispatch import implementation
 from .mps import right_canonicalize, split_two_site
 from .progress import Progress
@@ -54,22 +55,6 @@ class DMRGResult(NamedTuple):
     sweeps: int
     converged: bool
     seconds: float
-
-
-def _check(mpo):
-    if not isinstance(mpo, Sequence) or len(mpo) < 2:
-        raise ShapeError("dmrg: the Hamiltonian must be an MPO, a list of at least two tensors "
-                         "W[left, right, phys_out, phys_in] (see tenferro.tn.mpo).")
-    for i, w in enumerate(mpo):
-        if w.ndim != 4 or w.shape[2] != w.shape[3]:
-            raise ShapeError(f"dmrg: MPO tensor {i} must be W[left, right, phys_out, phys_in] "
-                             f"with phys_out = phys_in; got shape {tuple(w.shape)}.")
-    if mpo[0].shape[0] != 1 or mpo[-1].shape[1] != 1:
-        raise ShapeError("dmrg: the MPO's boundary bonds must have dimension 1.")
-    for i in range(len(mpo) - 1):
-        if mpo[i].shape[1] != mpo[i + 1].shape[0]:
-            raise ShapeError(f"dmrg: MPO bond {i} does not match: {tuple(mpo[i].shape)} then "
-                             f"{tuple(mpo[i + 1].shape)}.")
 
 
 def default_schedule(max_rank: int) -> list[int]:
@@ -133,14 +118,50 @@ def sweep_outcome(energy: float, change: float, tol: float, local_tol: float,
                   at_final: bool) -> tuple:
     """After a sweep: (converged?, the next sweep's Lanczos tolerance). Converged once the
     final bond dimension is reached and the energy changed by at most ``tol`` relative; the
-    local tolerance follows the energy's convergence (sqrt of its relative change, x 1e-3)."""
-    if at_final and change <= tol * max(abs(energy), 1e-300):
+    local tolerance follows the energy's convergence (sqrt of its relative change, x 1e-3).
+    ``tol=0`` never converges: the loop runs all its sweeps."""
+    if tol > 0 and at_final and change <= tol * max(abs(energy), 1e-300):
         return True, local_tol
     if not math.isinf(change):
         local_tol = min(1e-4, max(1e-12, math.sqrt(change / max(abs(energy), 1e-300)) * 1e-3))
     return False, local_tol
 
 
+def warn_if_unconverged(op: str, converged: bool, sweeps: int, energy: float, change: float,
+                        tol: float, at_final: bool) -> None:
+    """The ``ConvergenceWarning`` of a DMRG that used its ``max_sweeps`` without meeting
+    ``tol`` (none for ``tol=0``, an explicit request for exactly ``max_sweeps`` sweeps)."""
+    if converged or tol <= 0:
+        return
+    if not at_final:
+        why = "the bond-dimension schedule had not reached its final bond dimension"
+    else:
+        rel = change / max(abs(energy), 1e-300)
+        why = f"the last sweep changed the energy by {rel:.1e} relative, above tol={tol:g}"
+    warn_unconverged(f"{op}: not converged after {sweeps} sweeps (max_sweeps): {why}. Raise "
+                     f"max_sweeps or loosen tol (the result has converged=False; tol=0 runs "
+                     f"exactly max_sweeps sweeps without this warning).")
+
+
+def _dense_or_other(dense_rule):
+    """A rule for a chain argument: the dense rule, except for a list holding tensors of a
+    type with its own DMRG (symmetric ones, checked by that implementation, where tn.dmrg
+    dispatches them)."""
+
+    def check(op, name, value):
+        if isinstance(value, Sequence) and implementation("dmrg", *value) is not None:
+            return list(value)
+        return dense_rule(op, name, value)
+
+    return check
+
+
+@arg.checked(mpo=_dense_or_other(arg.rule(arg.mpo, min_sites=2)),
+             max_rank=arg.rule(arg.size, hint=" (Pass a starting state by keyword: "
+                                              "dmrg(mpo, mps0=mps).)"),
+             mps0=_dense_or_other(arg.mps), schedule=arg.rule(arg.size_list, none=True),
+             cutoff=arg.TOL, max_sweeps=arg.SIZE, tol=arg.TOL, ncv=arg.rule(arg.size, minimum=2),
+             seed=arg.SEED, dtype=arg.DTYPE, progress=arg.FLAG, callback=arg.FUNCTION)
 def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1e-10,
          max_sweeps: int = 40, tol: float = 1e-10, ncv: int = 12, seed: int = 0,
          dtype=None, progress=None,
@@ -151,8 +172,10 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     one pass, alternately left to right and right to left; default 8, 16, ..., max_rank, see
     ``default_schedule``); ``cutoff``: drop singular values of the normalised two-site tensor
     below it. Stops when a sweep at the final bond dimension changes the energy by less than
-    ``tol * |E|``, or after ``max_sweeps``.
-    ``mps0``: initial MPS (default: random, bond dimension schedule[0], from ``seed``).
+    ``tol * |E|``, or after ``max_sweeps`` (then with a ``tenferro.errors.ConvergenceWarning``
+    naming the change reached; ``tol=0`` runs exactly ``max_sweeps`` sweeps, no warning).
+    ``mps0``: initial MPS on the MPO's chain (same sites and physical dimensions; default:
+    random, bond dimension schedule[0], from ``seed``).
     ``ncv``: Lanczos Krylov dimension. ``progress``: a line per sweep (None: global setting).
     ``callback(record)`` receives each sweep's record, printed or not: ``energy`` (the float
     returned, all digits), ``dE`` (change since the previous sweep, NaN on the first),
@@ -170,7 +193,6 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
         return impl(mpo, max_rank, mps0=mps0, schedule=schedule, cutoff=cutoff,
                               max_sweeps=max_sweeps, tol=tol, ncv=ncv, seed=seed, dtype=dtype,
                               progress=progress, callback=callback)
-    _check(mpo)
     L = len(mpo)
     d = [int(w.shape[2]) for w in mpo]
     if dtype is None:
@@ -182,8 +204,8 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     if mps0 is None:
         mps = _random_mps(d, sched[0], dtype, seed, mpo[0].device)
     else:
-        if len(mps0) != L:
-            raise ShapeError(f"dmrg: mps0 has {len(mps0)} sites for an MPO of {L}.")
+        mps0 = arg.mps("dmrg", "mps0", mps0)  # a symmetric MPS needs a symmetric MPO
+        arg.same_chain("dmrg", mpo, mps0, "mps0")
         mps = right_canonicalize([a.astype(dtype) for a in mps0], normalize=True)
     mpo = [w.astype(dtype) for w in mpo]
     rng = np.random.default_rng(seed)
@@ -200,8 +222,9 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
     converged, disc_max, sweep = False, 0.0, 0
     W12 = [_two_site_mpo(mpo[i], mpo[i + 1]) for i in range(L - 1)]
     local_tol = 1e-4
+    change, at_final = math.inf, False
     with Progress("DMRG", max_sweeps, progress, monitor="dE", tol=None,
-                  callback=callback) as p:
+                  callback=callback, unit="sweep") as p:
         for sweep in range(max_sweeps):
             D = sched[min(sweep, len(sched) - 1)]
             disc_max, nmv = 0.0, 0
@@ -231,11 +254,12 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
             p.min_left = max(len(sched) - 1 - sweep, 0)  # sweeps before the final D
             p.update(sweep + 1, energy=energy, dE=energy - prev,
                      D=max(a.shape[2] for a in mps[:-1]), trunc_err=disc_max, products=nmv)
-            converged, local_tol = sweep_outcome(energy, change, tol, local_tol,
-                                                 D >= sched[-1] and sweep >= len(sched) - 1)
+            at_final = D >= sched[-1] and sweep >= len(sched) - 1
+            converged, local_tol = sweep_outcome(energy, change, tol, local_tol, at_final)
             if converged:
                 break
             prev = energy
+    warn_if_unconverged("dmrg", converged, sweep + 1, energy, change, tol, at_final)
     maxb = max(int(a.shape[2]) for a in mps[:-1])
     return DMRGResult(energy, mps, energies, maxb, disc_max, sweep + 1, converged,
                       time.perf_counter() - t0)

@@ -20,14 +20,12 @@ from .. import linalg, ops
 from ..autodiff.checkpoint import checkpoint as remat
 from ..contract.api import einsum
 from ..progress import scalar
+from . import arguments as arg
 from .ising import normalize
 from .progress import Progress
-from .trg import torus_lnz
+from .trg import RG_ARGUMENTS, torus_lnz
 
 __all__ = ["hotrg", "hotrg_step"]
-
-
-SVD_METHODS = ("full", "partial")
 
 
 def _isometry(t, chi, side, svd="full"):
@@ -55,6 +53,7 @@ def _isometry(t, chi, side, svd="full"):
     return ops.reshape(u, (D, D, k)), discarded, mm
 
 
+@arg.checked(**{k: RG_ARGUMENTS[k] for k in ("t", "chi", "svd")})
 def hotrg_step(t, chi: int, svd: str = "full"):
     """Contract two tensors vertically and compress the doubled horizontal bond:
     ``T'[x, u, y, d] = U*[l1 l2, x] T[l1, u, r1, k] T[l2, k, r2, d] U[r1 r2, y]``."""
@@ -73,6 +72,7 @@ def _hotrg_step(t, chi, svd="full"):
     return einsum("abx,aurk,bkqd,rqy->xuyd", ops.conj(u), t, t, u), err
 
 
+@arg.checked(**RG_ARGUMENTS)
 def hotrg(t, chi: int, steps: int, *, checkpoint: bool = False, svd: str = "full",
           progress=None, callback: Callable[[dict], object] | None = None):
     """ln Z per site of the square-lattice network of ``t`` (``T[l, u, r, d]``) after
@@ -82,8 +82,6 @@ def hotrg(t, chi: int, steps: int, *, checkpoint: bool = False, svd: str = "full
     step's record, printed or not: ``chi``, ``lnZ`` (ln Z per site of the 2^k-site torus
     reached at step k; the last one is the value returned) and ``trunc_err`` (the relative
     discarded weight of the step's isometry); both None where values are unknown (``jit``)."""
-    if svd not in SVD_METHODS:
-        raise ValueError(f"hotrg: svd must be one of {SVD_METHODS}, got {svd!r}.")
     t, lnz = normalize(t)
     step_fn = functools.partial(_hotrg_step, svd=svd)
     step_fn = remat(step_fn) if checkpoint else step_fn

@@ -10,8 +10,9 @@ from .. import linalg, ops
 from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ShapeError
+from . import arguments as arg
 from .ctmrg_directional import ctmrg_directional
-from .ctmrg_moves import DirectionalEnv, _grid
+from .ctmrg_moves import DirectionalEnv, _env_rule, _grid, _pattern_rule
 from .mpo import heisenberg_bond
 
 __all__ = [
@@ -24,16 +25,11 @@ __all__ = [
 
 
 def _check_tensors(op: str, tensors) -> list[Tensor]:
-    out = []
-    for i, A in enumerate(tensors):
-        A = A if isinstance(A, Tensor) else ops.asarray(A)
-        if A.ndim != 5:
-            raise ShapeError(f"{op}: iPEPS tensor {i} must be A[s, u, l, d, r] (5 legs), got "
-                             f"shape {tuple(A.shape)}.")
-        if A.dtype.kind not in "fc":
-            A = A.astype(float64)
-        out.append(A)
-    return out
+    out = arg.tensor_list(op, "tensors", tensors, legs="A[s, u, l, d, r]")
+    return [A if A.dtype.kind in "fc" else A.astype(float64) for A in out]
+
+
+_PATTERN = _pattern_rule
 
 
 def _double_layer(A) -> Tensor:
@@ -90,6 +86,7 @@ def _pair_rdm(e_left: dict, A, e_right: dict, B):
     return rho / einsum("abab->", rho)
 
 
+@arg.checked(pattern=_PATTERN, env=_env_rule)
 def bond_rdms(tensors, pattern, env: DirectionalEnv) -> dict:
     """The normalised two-site reduced density matrices of every nearest-neighbour bond of
     the cell: ``{("h", x, y): rho of (x, y), (x+1, y); ("v", x, y): rho of (x, y), (x, y+1)}``,
@@ -97,7 +94,7 @@ def bond_rdms(tensors, pattern, env: DirectionalEnv) -> dict:
     tensors = _check_tensors("bond_rdms", tensors)
     g = _grid(pattern)
     ly, lx = len(g), len(g[0])
-    if env.shape != (ly, lx):
+    if env is None or env.shape != (ly, lx):
         raise ShapeError(f"bond_rdms: the environment is for a {env.shape} cell, the pattern "
                          f"is {(ly, lx)}.")
     out = {}
@@ -116,9 +113,8 @@ def bond_rdms(tensors, pattern, env: DirectionalEnv) -> dict:
 
 
 def _bond_operator(h, like) -> Tensor:
-    if not isinstance(h, Tensor):
-        h = ops.asarray(np.asarray(h), device=like.device)
-    elif h.device != like.device:  # a constant made on the default device: follow the sites
+    h = arg.tensor("unitcell_energy", "the bond operator h", h)
+    if h.device != like.device:  # a constant made on the default device: follow the sites
         h = h.to(like.device)
     if tuple(h.shape) != tuple(like.shape):
         raise ShapeError(f"unitcell_energy: the bond operator must be h[s1, s2, s1', s2'] of "
@@ -126,6 +122,8 @@ def _bond_operator(h, like) -> Tensor:
     return h.astype(like.dtype) if h.dtype != like.dtype else h
 
 
+@arg.checked(pattern=_PATTERN, chi=arg.SIZE, h=arg.OPTIONAL_TENSOR,
+             h_vertical=arg.OPTIONAL_TENSOR, return_env=arg.FLAG)
 def unitcell_energy(tensors, pattern, chi: int, *, h=None, h_vertical=None,
                     return_env: bool = False, **ctmrg_options):
     """Energy per site ``(1 / (Lx Ly)) sum_bonds Tr(rho h)`` of the unit-cell iPEPS (every
@@ -150,6 +148,7 @@ def unitcell_energy(tensors, pattern, chi: int, *, h=None, h_vertical=None,
     return (e, env) if return_env else e
 
 
+@arg.checked(pattern=_PATTERN, sublattice_rotation=arg.FLAG)
 def tile_unitcell(A, pattern, sublattice_rotation: bool = False) -> list[Tensor]:
     """The distinct tensors that tile the single-site tensor ``A`` over ``pattern``. With
     ``sublattice_rotation`` the tensors on the odd sublattice ((x + y) odd) get the spin
@@ -165,7 +164,7 @@ def tile_unitcell(A, pattern, sublattice_rotation: bool = False) -> list[Tensor]
         for x, v in enumerate(row):
             p = (x + y) % 2
             if parity.setdefault(v, p) != p and sublattice_rotation:
-                raise ValueError(f"tile_unitcell: tensor {v} of pattern {pattern!r} sits on "
+                raise ShapeError(f"tile_unitcell: tensor {v} of pattern {pattern!r} sits on "
                                  "both sublattices; with sublattice_rotation each must sit on "
                                  "one (e.g. [[0, 1], [1, 0]] or [[0, 1], [2, 3]]).")
     R = ops.asarray(np.array([[0.0, -1.0], [1.0, 0.0]]), dtype=A.dtype, device=A.device)
@@ -178,6 +177,7 @@ def tile_unitcell(A, pattern, sublattice_rotation: bool = False) -> list[Tensor]
     return out
 
 
+@arg.checked(D=arg.SIZE, n=arg.SIZE, phys=arg.SIZE, seed=arg.SEED, dtype=arg.DTYPE)
 def random_unitcell_peps(D: int, n: int, *, phys: int = 2, seed: int | None = None,
                          dtype=float64) -> list[Tensor]:
     """``n`` random iPEPS tensors ``A[s, u, l, d, r]`` (normal entries; complex ones with
@@ -187,7 +187,7 @@ def random_unitcell_peps(D: int, n: int, *, phys: int = 2, seed: int | None = No
     for _ in range(n):
         shape = (phys,) + (D,) * 4
         r = rng.standard_normal(shape)
-        if np.dtype(ops.tensor(np.zeros(1), dtype=dtype).dtype).kind == "c":
+        if np.dtype(dtype).kind == "c":
             r = r + 1j * rng.standard_normal(shape)
         out.append(ops.tensor(r, dtype=dtype))
     return out

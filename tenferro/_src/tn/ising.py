@@ -18,12 +18,14 @@ from chainrules.dtypes import float64
 from .. import linalg, ops
 from ..contract.api import einsum
 from ..core.tensor import Tensor
+from . import arguments as arg
 
 __all__ = ["BETA_C", "ising_tensor"]
 
 BETA_C = float(np.log(1 + np.sqrt(2)) / 2)  # critical inverse temperature for J = 1
 
 
+@arg.checked(beta=arg.scalar, h=arg.NUMBER, J=arg.NUMBER)
 def ising_tensor(beta, h=0.0, J: float = 1.0):
     """The 2D Ising site tensor ``T[left, up, right, down]`` (bond dimension 2), on the device
     of ``beta`` (a Python number or NumPy value: the default device)."""

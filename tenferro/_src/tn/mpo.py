@@ -8,7 +8,9 @@ import numpy as np
 
 from .. import ops
 from ..contract.api import einsum
-from ..errors import ShapeError
+from ..core.tensor import Tensor
+from ..errors import DTypeError, ShapeError
+from . import arguments as arg
 
 __all__ = [
     "heisenberg_bond",
@@ -21,6 +23,7 @@ __all__ = [
 ]
 
 
+@arg.checked(kind=arg.rule(arg.choice, options=("pauli", "spin")))
 def spin_operators(kind: str = "pauli") -> dict:
     """Local operators of a spin 1/2 as NumPy arrays: "pauli" gives I, X, Y, Z;
     "spin" gives I, Sx, Sy, Sz, Sp (S+), Sm (S-) with S = sigma / 2. Basis (up, down)."""
@@ -29,13 +32,12 @@ def spin_operators(kind: str = "pauli") -> dict:
     Z = np.array([[1.0, 0.0], [0.0, -1.0]])
     if kind == "pauli":
         return {"I": np.eye(2), "X": X, "Y": Y, "Z": Z}
-    if kind == "spin":
-        return {"I": np.eye(2), "Sx": X / 2, "Sy": Y / 2, "Sz": Z / 2,
-                "Sp": np.array([[0.0, 1.0], [0.0, 0.0]]), "Sm": np.array([[0.0, 0.0], [1.0, 0.0]])}
-    raise ValueError(f"spin_operators: kind must be 'pauli' or 'spin', got {kind!r}.")
+    return {"I": np.eye(2), "Sx": X / 2, "Sy": Y / 2, "Sz": Z / 2,
+            "Sp": np.array([[0.0, 1.0], [0.0, 0.0]]), "Sm": np.array([[0.0, 0.0], [1.0, 0.0]])}
 
 
 # ------------------------------------------------------------- two-site bond operators
+@arg.checked(J=arg.NUMBER, rotate=arg.FLAG, dtype=arg.DTYPE)
 def heisenberg_bond(J: float = 1.0, *, rotate: bool = True, dtype=None, device=None):
     """The Heisenberg bond ``J S_1 . S_2`` (S = sigma/2) as h[s1', s2', s1, s2].
 
@@ -51,6 +53,7 @@ def heisenberg_bond(J: float = 1.0, *, rotate: bool = True, dtype=None, device=N
     return _bond(h, dtype, device)
 
 
+@arg.checked(g=arg.NUMBER, J=arg.NUMBER, dtype=arg.DTYPE)
 def tfim_bond(g: float = 1.0, J: float = 1.0, *, dtype=None, device=None):
     """The transverse-field Ising bond ``-J Z_1 Z_2 - g (X_1 + X_2) / 2`` (Pauli matrices; the
     field is split between the two sites of each bond), critical at g = J."""
@@ -67,6 +70,7 @@ def _bond(h, dtype, device):
     return ops.asarray(h.astype(dt).reshape(2, 2, 2, 2), device=device)
 
 
+@arg.checked(L=arg.SIZE, dtype=arg.DTYPE)
 def mpo_from_terms(L: int, onsite=None, bonds: Sequence = (), *, dtype=None,
                    device=None) -> list:
     """The MPO of ``H = sum_i onsite_i + sum_{i=1}^{L-1} sum_k A^k_i B^k_{i+1}``.
@@ -75,20 +79,21 @@ def mpo_from_terms(L: int, onsite=None, bonds: Sequence = (), *, dtype=None,
     (d, d) matrices (put the coupling constant into A). ``dtype``: default float64, or
     complex128 if any operator is complex. Bond dimension w = 2 + len(bonds). ``device``:
     where the tensors live (default: the default device)."""
+    if isinstance(bonds, (str, bytes)) or not isinstance(bonds, Sequence) or not all(
+            isinstance(pair, Sequence) and not isinstance(pair, str) and len(pair) == 2
+            for pair in bonds):
+        raise ShapeError(f"mpo_from_terms: bonds must be a sequence of pairs (A, B) for "
+                         f"A_i B_(i+1), got {arg.describe(bonds)}.")
+    onsite = None if onsite is None else _operator(onsite)
+    bonds = [(_operator(a), _operator(b)) for a, b in bonds]
     terms = ([] if onsite is None else [onsite]) + [m for pair in bonds for m in pair]
     if not terms:
         raise ShapeError("mpo_from_terms: no terms given (an onsite operator or bond pairs).")
-    terms = [np.asarray(o) for o in terms]
     d = terms[0].shape[0]
     for o in terms:
         if o.shape != (d, d):
             raise ShapeError(f"mpo_from_terms: every operator must be a ({d}, {d}) matrix, "
                              f"got shape {o.shape}.")
-    for pair in bonds:
-        if len(pair) != 2:
-            raise ShapeError("mpo_from_terms: bonds must be pairs (A, B) for A_i B_{i+1}.")
-    if int(L) != L or L < 1:
-        raise ShapeError(f"mpo_from_terms: L must be a positive integer, got {L!r}.")
     dt = np.dtype(dtype) if dtype is not None else np.result_type(np.float64, *terms)
     w = 2 + len(bonds)
     W = np.zeros((w, w, d, d), dtype=dt)
@@ -106,6 +111,22 @@ def mpo_from_terms(L: int, onsite=None, bonds: Sequence = (), *, dtype=None,
     return [put(W[:1])] + [put(W) for _ in range(L - 2)] + [put(W[:, w - 1:])]
 
 
+def _operator(o) -> np.ndarray:
+    """A local operator of ``mpo_from_terms`` as a NumPy matrix of numbers."""
+    try:
+        x = np.asarray(ops.stop_gradient(o) if isinstance(o, Tensor) else o)
+    except (TypeError, ValueError):  # ragged nested lists
+        x = None
+    if x is None or x.dtype.kind not in "biufc":
+        raise DTypeError(f"mpo_from_terms: operators must be matrices of numbers, got "
+                         f"{arg.describe(o)}.")
+    if x.ndim != 2:
+        raise ShapeError(f"mpo_from_terms: every operator must be a (d, d) matrix, got shape "
+                         f"{x.shape}.")
+    return x
+
+
+@arg.checked(L=arg.SIZE, J=arg.NUMBER, h=arg.NUMBER, delta=arg.NUMBER, dtype=arg.DTYPE)
 def heisenberg_mpo(L: int, J: float = 1.0, h: float = 0.0, delta: float = 1.0, *,
                    dtype=None, device=None) -> list:
     """Open spin-1/2 XXZ chain ``H = J sum_i (Sx Sx + Sy Sy + delta Sz Sz)_{i,i+1} - h sum_i Sz_i``
@@ -118,6 +139,7 @@ def heisenberg_mpo(L: int, J: float = 1.0, h: float = 0.0, delta: float = 1.0, *
     return mpo_from_terms(L, onsite, bonds, dtype=dtype, device=device)
 
 
+@arg.checked(L=arg.SIZE, g=arg.NUMBER, J=arg.NUMBER, dtype=arg.DTYPE)
 def tfim_mpo(L: int, g: float = 1.0, J: float = 1.0, *, dtype=None, device=None) -> list:
     """Open transverse-field Ising chain ``H = -J sum_i Z_i Z_{i+1} - g sum_i X_i`` (Pauli
     matrices; critical at g = J), bond dimension 3."""
@@ -126,6 +148,7 @@ def tfim_mpo(L: int, g: float = 1.0, J: float = 1.0, *, dtype=None, device=None)
                           device=device)
 
 
+@arg.checked(mpo=arg.MPO)
 def mpo_to_dense(mpo: Sequence):
     """The (d^L, d^L) matrix of an MPO (site 1 slowest). Exponential in L: for tests."""
     m = mpo[0]  # [l, r, out, in] with l = 1

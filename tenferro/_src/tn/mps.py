@@ -13,6 +13,7 @@ from .. import linalg, ops
 from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ShapeError
+from . import arguments as arg
 
 __all__ = [
     "bond_dimensions",
@@ -33,12 +34,15 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------ construction
+@arg.checked(L=arg.SIZE, D=arg.SIZE, d=arg.SIZE)
 def max_bond_dimensions(L: int, D: int, d: int = 2) -> list[int]:
     """Largest useful bond dimensions ``[1, min(D, d), min(D, d^2), ..., min(D, d), 1]`` of an
     open chain: bond k (after site k) never needs more than ``min(d^k, d^(L-k))``."""
     return [min(D, d ** min(k, L - k)) for k in range(L + 1)]
 
 
+@arg.checked(L=arg.SIZE, D=arg.SIZE, d=arg.SIZE, dtype=arg.DTYPE, seed=arg.SEED,
+             canonical=arg.optional(arg.rule(arg.choice, options=("right", "left"))))
 def random_mps(L: int, D: int, d: int = 2, *, dtype=float64, seed=None,
                canonical: str | None = "right", device=None) -> list:
     """A random MPS of ``L`` sites, bond dimension ``D`` (capped at ``max_bond_dimensions``) and
@@ -46,9 +50,6 @@ def random_mps(L: int, D: int, d: int = 2, *, dtype=float64, seed=None,
     parts). ``canonical``: "right" (default; normalised, right-canonical), "left", or None (raw
     Gaussian tensors, whose norm grows or shrinks exponentially with L). ``device``: where
     the tensors live (default: the default device)."""
-    _check_chain(L, d)
-    if D < 1:
-        raise ShapeError(f"random_mps: the bond dimension D must be >= 1, got {D}.")
     rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)
     dims = max_bond_dimensions(L, D, d)
@@ -63,11 +64,10 @@ def random_mps(L: int, D: int, d: int = 2, *, dtype=float64, seed=None,
         return mps
     if canonical == "right":
         return right_canonicalize(mps, normalize=True)
-    if canonical == "left":
-        return left_canonicalize(mps, normalize=True)
-    raise ValueError(f"random_mps: canonical must be 'right', 'left' or None, got {canonical!r}.")
+    return left_canonicalize(mps, normalize=True)
 
 
+@arg.checked(states=arg.tensor, L=arg.OPTIONAL_SIZE, dtype=arg.DTYPE)
 def product_mps(states, L: int | None = None, *, dtype=None, device=None) -> list:
     """The product state ``|v_1> (x) ... (x) |v_L>`` as a bond-dimension-1 MPS.
 
@@ -92,12 +92,13 @@ def product_mps(states, L: int | None = None, *, dtype=None, device=None) -> lis
     return [ops.asarray(v.astype(dt).reshape(1, -1, 1), device=device) for v in arr]
 
 
+@arg.checked(mps=arg.MPS)
 def bond_dimensions(mps: Sequence) -> list[int]:
     """``[D_0, D_1, ..., D_L]``: the bond dimensions including the two boundary bonds (1)."""
-    _check_mps("bond_dimensions", mps)
     return [mps[0].shape[0]] + [a.shape[2] for a in mps]
 
 
+@arg.checked(mps=arg.MPS, D=arg.SIZE, noise=arg.TOL, seed=arg.SEED)
 def expand_bond_dimension(mps: Sequence, D: int, *, noise: float = 1e-3, seed=None) -> list:
     """Enlarge every bond to ``min(D, max useful)`` by padding, with Gaussian noise of relative
     size ``noise`` in the new entries.
@@ -106,7 +107,6 @@ def expand_bond_dimension(mps: Sequence, D: int, *, noise: float = 1e-3, seed=No
     respect to the new entries of A_i is proportional to the (zero) new entries of A_{i+1}.
     The noise (relative to each tensor's RMS entry) breaks it; the state changes by O(noise).
     Differentiable in ``mps`` and traceable (the noise is a constant drawn from ``seed``)."""
-    _check_mps("expand_bond_dimension", mps)
     L, d = len(mps), mps[0].shape[1]
     old = bond_dimensions(mps)
     new = [max(o, n) for o, n in zip(old, max_bond_dimensions(L, D, d))]
@@ -145,6 +145,7 @@ def _qr_right(a):
     return r.T, ops.reshape(q.T, (q.shape[1], d, Dr))
 
 
+@arg.checked(mps=arg.MPS, center=arg.COUNT, normalize=arg.FLAG)
 def mixed_canonicalize(mps: Sequence, center: int, *, normalize: bool = False) -> list:
     """Mixed-canonical form with orthogonality centre ``center``: sites left of it are left
     isometries, sites right of it right isometries, and the state is unchanged (its norm is the
@@ -153,7 +154,6 @@ def mixed_canonicalize(mps: Sequence, center: int, *, normalize: bool = False) -
     Each sweep step is a QR with non-negative diag(R) (unique for full-rank tensors), so the
     result is a smooth function of the input. Bonds larger than useful (``D_k > D_{k-1} d``)
     shrink to the rank the QR exposes."""
-    _check_mps("mixed_canonicalize", mps)
     L = len(mps)
     if not 0 <= center < L:
         raise ShapeError(f"mixed_canonicalize: center={center} is outside the chain 0..{L - 1}.")
@@ -171,11 +171,13 @@ def mixed_canonicalize(mps: Sequence, center: int, *, normalize: bool = False) -
     return out
 
 
+@arg.checked(mps=arg.MPS, normalize=arg.FLAG)
 def left_canonicalize(mps: Sequence, *, normalize: bool = False) -> list:
     """Left-canonical form: every site but the last a left isometry (centre at the last site)."""
     return mixed_canonicalize(mps, len(mps) - 1, normalize=normalize)
 
 
+@arg.checked(mps=arg.MPS, normalize=arg.FLAG)
 def right_canonicalize(mps: Sequence, *, normalize: bool = False) -> list:
     """Right-canonical form: every site but the first a right isometry (centre at site 0)."""
     return mixed_canonicalize(mps, 0, normalize=normalize)
@@ -188,10 +190,9 @@ def _transfer(e, bra, ket):
     return einsum("xa,asb,xsy->yb", e, ket, ops.conj(bra), optimize=[(0, 1), (0, 1)])
 
 
+@arg.checked(bra=arg.MPS, ket=arg.MPS)
 def mps_overlap(bra: Sequence, ket: Sequence):
     """``<bra|ket>`` (the bra is complex-conjugated): a 0-d tensor, O(L D^3 d)."""
-    _check_mps("mps_overlap", bra)
-    _check_mps("mps_overlap", ket)
     if len(bra) != len(ket):
         raise ShapeError(f"mps_overlap: chains of different lengths {len(bra)} and {len(ket)}.")
     e = None
@@ -206,15 +207,16 @@ def mps_overlap(bra: Sequence, ket: Sequence):
     return ops.reshape(e, ())
 
 
+@arg.checked(mps=arg.MPS)
 def mps_norm(mps: Sequence):
     """``sqrt(<psi|psi>)`` as a real 0-d tensor."""
     return ops.sqrt(ops.real(mps_overlap(mps, mps)))
 
 
+@arg.checked(mps=arg.MPS)
 def mps_to_dense(mps: Sequence):
     """The state vector (length d^L, site 1 slowest). Exponential in L: for tests and small
     chains only."""
-    _check_mps("mps_to_dense", mps)
     v = ops.reshape(mps[0], (mps[0].shape[1], mps[0].shape[2]))  # [s1, b]
     for a in mps[1:]:
         n, Dl = v.shape
@@ -248,6 +250,7 @@ def _rescaled(e):
     return e / ops.stop_gradient(ops.max(ops.abs(e)))
 
 
+@arg.checked(mps=arg.MPS, mpo=arg.MPO, normalize=arg.FLAG)
 def mpo_expectation(mps: Sequence, mpo: Sequence, *, normalize: bool = True):
     """``<psi|H|psi> / <psi|psi>`` (or the unnormalised ``<psi|H|psi>`` with
     ``normalize=False``) for an MPO ``H`` (tensors ``W[left, right, out, in]``), as a 0-d tensor
@@ -257,8 +260,7 @@ def mpo_expectation(mps: Sequence, mpo: Sequence, *, normalize: bool = True):
     the MPO gets an extra identity channel so the same sweep yields <psi|psi>, and the
     environment is rescaled at every site: the value neither overflows nor underflows however
     long the chain or large the tensors."""
-    _check_mps("mpo_expectation", mps)
-    _check_mpo(mps, mpo)
+    arg.same_chain("mpo_expectation", mpo, mps)
     if not normalize:
         e = ops.ones((1, 1, 1), dtype=mps[0].dtype, device=mps[0].device)
         for a, w in zip(mps, mpo):
@@ -279,6 +281,7 @@ def _mpo2_transfer(e, a, w):
                      optimize=[(0, 1), (0, 3), (0, 2), (0, 1)])
 
 
+@arg.checked(mps=arg.MPS, mpo=arg.MPO)
 def mpo_variance(mps: Sequence, mpo: Sequence):
     """The energy variance ``<H^2> - <H>^2`` of the normalised state (real 0-d tensor), for a
     Hermitian MPO: zero exactly for eigenstates, so it measures how far a variational state is
@@ -287,8 +290,7 @@ def mpo_variance(mps: Sequence, mpo: Sequence):
     One sweep with two layers of the MPO (each with an identity channel added) gives <H^2>,
     <H> and <psi|psi> together, O(L D^3 d w^2); the MPO is not squared. Rounding limits the
     result to ~1e-16 <H>^2."""
-    _check_mps("mpo_variance", mps)
-    _check_mpo(mps, mpo)
+    arg.same_chain("mpo_variance", mpo, mps)
     e = ops.ones((1, 2, 2, 1), dtype=mps[0].dtype, device=mps[0].device)
     for i, (a, w) in enumerate(zip(mps, mpo)):
         e = _mpo2_transfer(e, a, _with_identity_channel(w))
@@ -300,6 +302,10 @@ def mpo_variance(mps: Sequence, mpo: Sequence):
 
 
 # --------------------------------------------------------------- two-site truncation
+@arg.checked(a=arg.rule(arg.tensor, legs="a[l, s, m]"),
+             b=arg.rule(arg.tensor, legs="b[m, t, r]"), max_rank=arg.OPTIONAL_SIZE,
+             cutoff=arg.OPTIONAL_TOL, normalize=arg.FLAG,
+             absorb=arg.rule(arg.choice, options=("right", "left", "both")))
 def two_site_update(a, b, op=None, *, max_rank: int | None = None, cutoff: float | None = None,
                     absorb: str = "right", normalize: bool = False):
     """Merge two neighbouring sites, apply an optional two-site operator, split by a truncated
@@ -318,18 +324,16 @@ def two_site_update(a, b, op=None, *, max_rank: int | None = None, cutoff: float
     computed as ||theta||^2 - sum_kept s^2 (so values below ~1e-16 ||theta||^2 are rounding).
     If the MPS is in mixed-canonical form with its centre on these two sites, it is exactly
     ``|| psi - psi_truncated ||^2`` (before ``normalize``)."""
-    if a.ndim != 3 or b.ndim != 3 or a.shape[2] != b.shape[0]:
+    if a.shape[2] != b.shape[0]:
         raise ShapeError(
             f"two_site_update: expected neighbouring MPS tensors a[l, s, m] and b[m, t, r] with "
             f"a shared bond m, got shapes {a.shape} and {b.shape}.")
-    if absorb not in ("right", "left", "both"):
-        raise ValueError(f"two_site_update: absorb must be 'right', 'left' or 'both', "
-                         f"got {absorb!r}.")
     Dl, d1, _ = a.shape
     _, d2, Dr = b.shape
     theta = einsum("lsm,mtr->lstr", a, b)
     if op is not None:
-        op = op if isinstance(op, Tensor) else ops.asarray(op, device=a.device)
+        op = arg.tensor("two_site_update", "op", op)
+        op = op if op.device == a.device else op.to(a.device)
         if op.shape == (d1 * d2, d1 * d2):
             op = ops.reshape(op, (d1, d2, d1, d2))
         if op.shape != (d1, d2, d1, d2):
@@ -353,50 +357,6 @@ def two_site_update(a, b, op=None, *, max_rank: int | None = None, cutoff: float
         r = ops.sqrt(s).astype(u.dtype)
         left, right = u * r, r[:, None] * vh
     return ops.reshape(left, (Dl, d1, k)), ops.reshape(right, (k, d2, Dr)), discarded
-
-
-# ---------------------------------------------------------------------------- checks
-def _check_chain(L, d):
-    if int(L) != L or L < 1:
-        raise ShapeError(f"the chain length L must be a positive integer, got {L!r}.")
-    if int(d) != d or d < 1:
-        raise ShapeError(f"the local dimension d must be a positive integer, got {d!r}.")
-
-
-def _check_mps(op, mps):
-    if len(mps) == 0:
-        raise ShapeError(f"{op}: empty MPS (a list of L >= 1 tensors A[left, phys, right]).")
-    for i, a in enumerate(mps):
-        if a.ndim != 3:
-            raise ShapeError(
-                f"{op}: site {i} has shape {a.shape}; MPS tensors are A[left, phys, right].")
-    for i in range(len(mps) - 1):
-        if mps[i].shape[2] != mps[i + 1].shape[0]:
-            raise ShapeError(
-                f"{op}: bond {i + 1} mismatch: site {i} has shape {mps[i].shape}, site {i + 1} "
-                f"{mps[i + 1].shape}.")
-    if mps[0].shape[0] != 1 or mps[-1].shape[2] != 1:
-        raise ShapeError(
-            f"{op}: open-chain MPS need boundary bonds of dimension 1, got first site "
-            f"{mps[0].shape} and last {mps[-1].shape}.")
-
-
-def _check_mpo(mps, mpo):
-    if len(mpo) != len(mps):
-        raise ShapeError(f"mpo_expectation: MPO of {len(mpo)} sites for an MPS of {len(mps)}.")
-    for i, (a, w) in enumerate(zip(mps, mpo)):
-        if w.ndim != 4 or w.shape[2] != a.shape[1] or w.shape[3] != a.shape[1]:
-            raise ShapeError(
-                f"mpo_expectation: MPO site {i} has shape {w.shape}; expected "
-                f"W[left, right, out, in] with out = in = {a.shape[1]} (the MPS's local "
-                f"dimension).")
-    for i in range(len(mpo) - 1):
-        if mpo[i].shape[1] != mpo[i + 1].shape[0]:
-            raise ShapeError(f"mpo_expectation: MPO bond {i + 1} mismatch: {mpo[i].shape} vs "
-                             f"{mpo[i + 1].shape}.")
-    if mpo[0].shape[0] != 1 or mpo[-1].shape[1] != 1:
-        raise ShapeError(f"mpo_expectation: MPO boundary bonds must have dimension 1, got "
-                         f"{mpo[0].shape} and {mpo[-1].shape}.")
 
 
 def split_two_site(theta, max_rank, cutoff, right: bool, normalize: bool = False):

@@ -10,7 +10,8 @@ from .. import linalg, ops
 from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from .mps import _check_mps, mixed_canonicalize
+from . import arguments as arg
+from .mps import mixed_canonicalize
 
 __all__ = [
     "correlation_matrix",
@@ -29,7 +30,6 @@ def _schmidt(mps: Sequence, bond: int):
     if isinstance(mps, Tensor) and mps.ndim == 2:
         s = linalg.svd(mps)[1]
         return s / linalg.norm(s)
-    _check_mps("entanglement_spectrum", mps)
     L = len(mps)
     if not 1 <= bond <= L - 1:
         raise ShapeError(f"entanglement_spectrum: bond must be in 1..{L - 1} (the cut between "
@@ -40,6 +40,14 @@ def _schmidt(mps: Sequence, bond: int):
     return s / linalg.norm(s)
 
 
+def _state(op, name, value):
+    """A finite MPS, or the bond matrix C of a uniform MPS (a 2-d tensor)."""
+    if isinstance(value, Tensor) and value.ndim == 2:
+        return value
+    return arg.mps(op, name, value)
+
+
+@arg.checked(mps=_state, bond=arg.OPTIONAL_SIZE)
 def entanglement_spectrum(mps, bond: int | None = None):
     """The Schmidt values s_k (descending, sum s_k^2 = 1) across a cut: of a finite MPS between
     sites ``bond-1`` and ``bond`` (default: the middle), or of a uniform MPS given its bond
@@ -49,6 +57,7 @@ def entanglement_spectrum(mps, bond: int | None = None):
     return _schmidt(mps, bond)
 
 
+@arg.checked(mps=_state, bond=arg.OPTIONAL_SIZE, alpha=arg.rule(arg.number, minimum=0.0))
 def entanglement_entropy(mps, bond: int | None = None, *, alpha: float = 1.0):
     """Von Neumann (``alpha=1``) or Renyi-``alpha`` entanglement entropy across a cut (natural
     logarithm); arguments as ``entanglement_spectrum``."""
@@ -60,16 +69,17 @@ def entanglement_entropy(mps, bond: int | None = None, *, alpha: float = 1.0):
 
 
 def _op_tensor(op, d, dtype, device, name):
-    op = ops.asarray(op, device=device) if not isinstance(op, Tensor) else op
+    op = arg.tensor(name, "the local operator", op)
+    op = op if op.device == device else op.to(device)
     if tuple(op.shape) != (d, d):
         raise ShapeError(f"{name}: the local operator must be a ({d}, {d}) matrix, got shape "
                          f"{tuple(op.shape)}.")
     return op.astype(np.result_type(dtype, op.dtype))
 
 
+@arg.checked(mps=arg.MPS)
 def expectation_values(mps: Sequence, op):
     """``<psi|O_i|psi> / <psi|psi>`` for every site i (a length-L tensor), O a (d, d) matrix."""
-    _check_mps("expectation_values", mps)
     L = len(mps)
     op = _op_tensor(op, mps[0].shape[1], mps[0].dtype, mps[0].device, "expectation_values")
     out = []
@@ -85,10 +95,10 @@ def expectation_values(mps: Sequence, op):
     return ops.stack(out)
 
 
+@arg.checked(mps=arg.MPS)
 def correlation_matrix(mps: Sequence, op_a, op_b=None):
     """``G[i, j] = <A_i B_j>`` (normalised; ``op_b`` defaults to ``op_a``; on the diagonal the
     product A B on one site), an (L, L) tensor, O(L^2 D^3 d)."""
-    _check_mps("correlation_matrix", mps)
     L, d = len(mps), mps[0].shape[1]
     dt, dev = mps[0].dtype, mps[0].device
     A = _op_tensor(op_a, d, dt, dev, "correlation_matrix")
@@ -146,18 +156,22 @@ def _pair(mps, left, right, norm, i, A, j, B):
     return einsum("kb,bsc,ts,ktl,cl->", ea, aj, B, ops.conj(aj), right[j + 1]) / norm
 
 
+@arg.checked(mps=arg.MPS, op=arg.tensor, q=arg.optional(arg.real_values), connected=arg.FLAG)
 def structure_factor(mps: Sequence, op, q=None, *, connected: bool = True):
     """Static structure factor ``S(q) = (1/L) sum_{ij} e^{i q (i - j)} <O_i^H O_j>_c`` of a
     finite MPS at wave numbers ``q`` (default: the L values 2 pi k / L), O a (d, d) matrix.
     ``connected``: subtract ``<O_i^H><O_j>``. Real (the correlation matrix is Hermitian)."""
     L = len(mps)
-    op = op if isinstance(op, Tensor) else ops.asarray(op, device=mps[0].device)
+    op = op if op.device == mps[0].device else op.to(mps[0].device)
+    if op.ndim != 2:
+        raise ShapeError(f"structure_factor: the local operator must be a (d, d) matrix, got "
+                         f"shape {tuple(op.shape)}.")
     opc = ops.conj(op.T)
     G = correlation_matrix(mps, opc, op)
     if connected:
         m = expectation_values(mps, op)
         G = G - ops.conj(m)[:, None] * m[None, :]
-    qs = np.asarray(2 * np.pi * np.arange(L) / L if q is None else q, dtype=float)
+    qs = 2 * np.pi * np.arange(L) / L if q is None else q
     x = np.arange(L)
     phase = np.exp(1j * qs[:, None, None] * (x[None, :, None] - x[None, None, :]))
     cdt = np.result_type(G.dtype, np.complex64)
@@ -166,12 +180,17 @@ def structure_factor(mps: Sequence, op, q=None, *, connected: bool = True):
 
 
 # ------------------------------------------------------------------ uniform MPS
+_UNIFORM = dict(AC=arg.rule(arg.tensor, legs="AC[left, phys, right]"),
+                AR=arg.rule(arg.tensor, legs="AR[left, phys, right]"), rmax=arg.COUNT)
+
+
+@arg.checked(**_UNIFORM)
 def uniform_correlations(AC, AR, op_a, op_b=None, rmax: int = 10):
     """``<A_0 B_r>`` for r = 0..rmax of a uniform MPS in mixed canonical form (``AC`` the
     centre tensor with ``||AC|| = 1``, ``AR`` the right isometry, as ``vumps`` returns them);
     r = 0 is ``<(A B)_0>``. Costs O(rmax D^3 d). ``op_b`` defaults to ``op_a``. The
     connected part is ``<A_0 B_r> - <A><B>`` (``<A>`` = the r = 0 value with B = 1)."""
-    if AC.ndim != 3 or AR.shape != AC.shape or AC.shape[0] != AC.shape[2]:
+    if AR.shape != AC.shape or AC.shape[0] != AC.shape[2]:
         raise ShapeError(f"uniform_correlations: AC and AR must both be (D, d, D), got "
                          f"{tuple(AC.shape)} and {tuple(AR.shape)}.")
     d = AC.shape[1]
@@ -188,16 +207,22 @@ def uniform_correlations(AC, AR, op_a, op_b=None, rmax: int = 10):
     return ops.stack(out)
 
 
+@arg.checked(where=arg.tensor, q=arg.optional(arg.real_values), **_UNIFORM)
 def uniform_structure_factor(AC, AR, op, q, rmax: int = 50):
     """``S(q) = sum_r e^{i q r} <O_0^H O_r>_c`` of a uniform MPS, the sum cut at |r| <= rmax
     (the connected correlations decay exponentially at finite D: check convergence in
     rmax). Real for any O (the r and -r terms are complex conjugates)."""
-    op = op if isinstance(op, Tensor) else ops.asarray(op, device=AC.device)
+    op = op if op.device == AC.device else op.to(AC.device)
+    if op.ndim != 2:
+        raise ShapeError(f"uniform_structure_factor: the local operator must be a (d, d) "
+                         f"matrix, got shape {tuple(op.shape)}.")
     G = uniform_correlations(AC, AR, ops.conj(op.T), op, rmax)
     eye = ops.eye(op.shape[0], dtype=op.dtype, device=AC.device)
     m = uniform_correlations(AC, AR, op, eye, 0)[0]
     Gc = G - ops.conj(m) * m
-    qs = np.atleast_1d(np.asarray(q, dtype=float))
+    if q is None:
+        raise ShapeError("uniform_structure_factor: give the wave numbers q.")
+    qs = np.atleast_1d(q)
     r = np.arange(int(rmax) + 1)
     w = np.where(r == 0, 1.0, 2.0)[None, :] * np.ones_like(qs)[:, None]
     cdt = np.result_type(Gc.dtype, np.complex64)

@@ -10,7 +10,8 @@ from .. import linalg, ops
 from ..contract.api import einsum
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from .ctmrg import CTMEnv, _column, _enlarged_corner, ctmrg
+from . import arguments as arg
+from .ctmrg import CTMEnv, _column, _enlarged_corner, _pair_rule, c4v_part, ctmrg
 from .mpo import heisenberg_bond, spin_operators
 
 __all__ = [
@@ -53,15 +54,8 @@ J1J2_D2_REFERENCE_ENERGY = -0.4703924326146889
 #: -0.4910575406 at chi 54), same dataset (state_1s_A1_j20.5_D3_chi_opt72.dat).
 J1J2_D3_REFERENCE_ENERGY = -0.49105775959620757
 
-# the symmetry group of the square acting on the cyclically ordered legs (u, l, d, r):
-# rotations i -> i + k and reflections i -> k - i (mod 4)
-_C4V = [tuple((i + k) % 4 for i in range(4)) for k in range(4)] + [
-    tuple((k - i) % 4 for i in range(4)) for k in range(4)
-]
-
-
 def _check_peps(op: str, A) -> Tensor:
-    A = ops.asarray(A) if not isinstance(A, Tensor) else A
+    A = arg.tensor(op, "A", A)
     if A.ndim != 5 or len(set(A.shape[1:])) != 1:
         raise ShapeError(
             f"{op}: an iPEPS tensor is A[s, u, l, d, r] with four virtual legs of equal "
@@ -75,12 +69,13 @@ def _check_peps(op: str, A) -> Tensor:
 def symmetrize_c4v(A) -> Tensor:
     """Project ``A[s, u, l, d, r]`` onto the C4v-invariant subspace: the average of its eight
     leg permutations (rotations and reflections of the square). Linear, so gradients flow."""
-    A = _check_peps("symmetrize_c4v", A)
-    out = None
-    for p in _C4V:
-        t = ops.transpose(A, (0,) + tuple(1 + i for i in p))
-        out = t if out is None else out + t
-    return out / len(_C4V)
+    return c4v_part(_check_peps("symmetrize_c4v", A), first=1)
+
+
+def _c4v_state(op: str, A) -> Tensor:
+    """``A`` checked and projected onto the C4v-symmetric subspace: what every function
+    here that assumes the symmetry computes with (see the module docstring)."""
+    return c4v_part(_check_peps(op, A), first=1)
 
 
 def double_layer(A) -> Tensor:
@@ -111,8 +106,9 @@ def _half(A, C, T):
 def two_site_rdm(A, env: CTMEnv) -> Tensor:
     """Normalised reduced density matrix of two horizontally adjacent sites,
     ``rho[s1, s2, s1', s2'] = <s1 s2|rho|s1' s2'>`` (trace 1)."""
-    A = _check_peps("two_site_rdm", A)
-    h, _ = _half(A, env.C, env.T)
+    A = _c4v_state("two_site_rdm", A)
+    C, T = _pair_rule("two_site_rdm", "env", env)
+    h, _ = _half(A, C, T)
     # the right half is the mirror image of the left one (C4v): same tensor
     rho = einsum("qtarbz,qtcrdz->acbd", h, h)
     return rho / einsum("abab->", rho)
@@ -120,9 +116,10 @@ def two_site_rdm(A, env: CTMEnv) -> Tensor:
 
 def one_site_rdm(A, env: CTMEnv) -> Tensor:
     """Normalised one-site reduced density matrix ``rho[s, s']`` (trace 1)."""
-    A = _check_peps("one_site_rdm", A)
+    A = _c4v_state("one_site_rdm", A)
+    C, T = _pair_rule("one_site_rdm", "env", env)
     D = A.shape[1]
-    h, L = _half(A, env.C, env.T)
+    h, L = _half(A, C, T)
     L = ops.reshape(L, (L.shape[0], D, D, L.shape[2]))  # [q, r, r', t]
     rho = einsum("qtarbz,qrzt->ab", h, L)
     return rho / einsum("aa->", rho)
@@ -148,8 +145,8 @@ def diagonal_rdm(A, env: CTMEnv) -> Tensor:
 
     In the sublattice-rotated frame of ``heisenberg_bond`` both diagonal sites belong to the
     same sublattice, so S_1.S_2 keeps its plain form there (``heisenberg_bond(rotate=False)``)."""
-    A = _check_peps("diagonal_rdm", A)
-    C, T = env.C, env.T
+    A = _c4v_state("diagonal_rdm", A)
+    C, T = _pair_rule("diagonal_rdm", "env", env)
     chi, D2, p = C.shape[0], A.shape[1] ** 2, A.shape[0]
     ao = _open_site(A)
     a = einsum("uldrss->uldr", ao)
@@ -166,6 +163,7 @@ def diagonal_rdm(A, env: CTMEnv) -> Tensor:
     return rho / einsum("abab->", rho)
 
 
+@arg.checked(J2=arg.NUMBER, J1=arg.NUMBER)
 def j1j2_energy(A, env: CTMEnv, J2: float, J1: float = 1.0) -> Tensor:
     """Energy per site of the J1-J2 Heisenberg model H = J1 sum_<ij> S_i.S_j +
     J2 sum_<<ij>> S_i.S_j in the C4v iPEPS ``A`` (sublattice-rotated, see the module
@@ -182,10 +180,15 @@ def j1j2_energy(A, env: CTMEnv, J2: float, J1: float = 1.0) -> Tensor:
     return e + 2 * J2 * einsum("abcd,cdab->", rho, ss)
 
 
+@arg.checked(h=arg.rule(arg.tensor, legs="h[s1, s2, s1', s2']"))
 def bond_energy(A, env: CTMEnv, h) -> Tensor:
     """<h> on one nearest-neighbour bond: Tr(rho h), h[s1, s2, s1', s2']."""
     rho = two_site_rdm(A, env)
-    return einsum("abcd,cdab->", rho, ops.asarray(h, dtype=rho.dtype))
+    if tuple(h.shape) != tuple(rho.shape):
+        raise ShapeError(f"bond_energy: h must have the shape {tuple(rho.shape)} of the bond's "
+                         f"density matrix, got {tuple(h.shape)}.")
+    h = h if h.device == rho.device else h.to(rho.device)
+    return einsum("abcd,cdab->", rho, h.astype(rho.dtype))
 
 
 def staggered_magnetization(A, env: CTMEnv) -> Tensor:
@@ -198,14 +201,17 @@ def staggered_magnetization(A, env: CTMEnv) -> Tensor:
     return ops.sqrt(mx * mx + mz * mz)
 
 
+@arg.checked(chi=arg.SIZE, J=arg.NUMBER, return_env=arg.FLAG)
 def heisenberg_energy(A, chi: int, *, J: float = 1.0, return_env: bool = False,
                       **ctmrg_options):
     """Energy per site of the Heisenberg antiferromagnet (sublattice-rotated) in the C4v iPEPS
-    ``A`` (must be C4v symmetric: see ``symmetrize_c4v``), with a CTMRG environment of bond
+    ``symmetrize_c4v(A)`` (``A`` itself when it is symmetric), with a CTMRG environment of bond
     dimension ``chi``; ``ctmrg_options`` go to ``tenferro.tn.ctmrg`` (max_iter, tol,
-    checkpoint, projector, progress, env). Differentiable in A through the CTMRG iterations.
+    checkpoint, projector, progress, env). Differentiable in A through the CTMRG iterations;
+    the gradient is the physical energy's (projected onto the symmetric subspace, see the
+    module docstring), ready for an optimiser without re-symmetrising.
     Returns the energy (and the ``CTMEnv`` with ``return_env=True``)."""
-    A = _check_peps("heisenberg_energy", A)
+    A = _c4v_state("heisenberg_energy", A)
     A = A / linalg.norm(A)  # the state does not depend on the scale; keeps a = O(1)
     env = ctmrg(double_layer(A), chi, **ctmrg_options)
     e = 2 * bond_energy(A, env, heisenberg_bond(J))
@@ -213,6 +219,7 @@ def heisenberg_energy(A, chi: int, *, J: float = 1.0, return_env: bool = False,
 
 
 # ------------------------------------------------------------------------- states
+@arg.checked(D=arg.SIZE, dtype=arg.DTYPE)
 def neel_peps(D: int = 2, dtype=float64) -> Tensor:
     """The Neel state (uniform spin up in the rotated frame) embedded in bond dimension D:
     A[0, 0, 0, 0, 0] = 1, all else 0 (C4v symmetric, product state)."""
@@ -221,6 +228,7 @@ def neel_peps(D: int = 2, dtype=float64) -> Tensor:
     return ops.tensor(a, dtype=dtype)
 
 
+@arg.checked(D=arg.SIZE, seed=arg.SEED, noise=arg.TOL, dtype=arg.DTYPE)
 def random_c4v_peps(D: int = 2, seed: int | None = None, noise: float = 1.0,
                     dtype=float64) -> Tensor:
     """A random C4v-symmetric real iPEPS tensor; ``noise < 1`` mixes the Neel state with

@@ -26,11 +26,10 @@ import numpy as np
 
 from .. import linalg, ops
 from ..contract.api import einsum
-from ..errors import ShapeError
 from ..linalg import LinearOperator, expm_multiply
-from .dmrg import _check as _check_mpo
+from . import arguments as arg
 from .dmrg import _extend_left, _extend_right, _heff_apply, _two_site_mpo
-from .mps import _check_mps, mixed_canonicalize, split_two_site
+from .mps import mixed_canonicalize, split_two_site
 from .progress import Progress
 
 __all__ = ["TDVPResult", "tdvp"]
@@ -165,6 +164,12 @@ def _sweep2(st, tau, tol, kd, max_rank, cutoff):
     return disc
 
 
+@arg.checked(mps=arg.MPS, mpo=arg.MPO, dt=arg.NUMBER, steps=arg.COUNT,
+             sites=arg.rule(arg.choice, options=(1, 2)), imaginary=arg.FLAG,
+             order=arg.rule(arg.choice, options=(2, 4)), max_rank=arg.OPTIONAL_SIZE,
+             cutoff=arg.TOL, tol=arg.TOL, krylov_dim=arg.rule(arg.size, minimum=2),
+             measure=arg.FUNCTION, measure_every=arg.SIZE, progress=arg.FLAG,
+             callback=arg.FUNCTION)
 def tdvp(mps: Sequence, mpo: Sequence, dt: float, steps: int, *, sites: int = 2,
          imaginary: bool = False, order: int = 2, max_rank: int | None = None,
          cutoff: float = 0.0, tol: float = 1e-12, krylov_dim: int = 12, measure=None,
@@ -177,16 +182,8 @@ def tdvp(mps: Sequence, mpo: Sequence, dt: float, steps: int, *, sites: int = 2,
     ``order``: 2 (one symmetric sweep per step) or 4 (Suzuki composition of five).
     ``tol``/``krylov_dim``: of each local ``expm_multiply``. ``measure(mps, t)``: called at
     t = 0 and every ``measure_every`` steps. ``progress``/``callback``: a record per step."""
-    _check_mps("tdvp", mps)
-    _check_mpo(mpo)
-    L = len(mps)
-    if len(mpo) != L:
-        raise ShapeError(f"tdvp: an MPO of {len(mpo)} sites for an MPS of {L}.")
-    if sites not in (1, 2):
-        raise ValueError(f"tdvp: sites must be 1 or 2, got {sites!r}.")
-    subs = {2: [1.0], 4: [_P4, _P4, 1 - 4 * _P4, _P4, _P4]}.get(order)
-    if subs is None:
-        raise ValueError(f"tdvp: order must be 2 or 4, got {order!r}.")
+    arg.same_chain("tdvp", mpo, mps)
+    subs = {2: [1.0], 4: [_P4, _P4, 1 - 4 * _P4, _P4, _P4]}[order]
     z = 1.0 if imaginary else 1j
     dtype = np.result_type(mps[0].dtype, *[w.dtype for w in mpo],
                            np.float64 if imaginary else np.complex128)

@@ -23,10 +23,10 @@ import numpy as np
 
 from .. import linalg, ops
 from ..contract.api import einsum
-from ..core.tensor import Tensor
 from ..errors import ShapeError
+from . import arguments as arg
 from .mpo import spin_operators
-from .mps import _check_mps, mixed_canonicalize, split_two_site
+from .mps import mixed_canonicalize, split_two_site
 from .progress import Progress
 
 __all__ = ["TEBDResult", "heisenberg_bond_terms", "tebd", "tfim_bond_terms"]
@@ -45,6 +45,7 @@ class TEBDResult(NamedTuple):
 
 
 # ------------------------------------------------------------------ bond Hamiltonians
+@arg.checked(L=arg.rule(arg.size, minimum=2), g=arg.NUMBER, J=arg.NUMBER)
 def tfim_bond_terms(L: int, g: float = 1.0, J: float = 1.0) -> list:
     """The bond terms h_i (i = 0..L-2, each h[s', t', s, t]) of the open chain
     ``H = -J sum Z_i Z_{i+1} - g sum X_i``: every field is shared by the bonds touching its
@@ -53,6 +54,7 @@ def tfim_bond_terms(L: int, g: float = 1.0, J: float = 1.0) -> list:
     return _nn_terms(L, [(-J * p["Z"], p["Z"])], -g * p["X"])
 
 
+@arg.checked(L=arg.rule(arg.size, minimum=2), J=arg.NUMBER)
 def heisenberg_bond_terms(L: int, J: float = 1.0) -> list:
     """The bond terms of the open Heisenberg chain ``H = J sum S_i . S_{i+1}`` (real)."""
     s = spin_operators("spin")
@@ -61,8 +63,6 @@ def heisenberg_bond_terms(L: int, J: float = 1.0) -> list:
 
 
 def _nn_terms(L, pairs, onsite):
-    if int(L) != L or L < 2:
-        raise ShapeError(f"bond terms need a chain of L >= 2 sites, got L={L!r}.")
     d = 2
     eye = np.eye(d)
     out = []
@@ -87,7 +87,7 @@ def _substeps(order: int) -> list[float]:
         return [1.0]
     if order == 4:
         return [_P4, _P4, 1 - 4 * _P4, _P4, _P4]
-    raise ValueError(f"tebd: order must be 2 or 4, got {order!r}.")
+    raise ShapeError(f"tebd: order must be 2 or 4, got {order!r}.")
 
 
 def _gates(terms, tau, dtype, device):
@@ -125,6 +125,10 @@ def _sweep(mps, half_gates, max_rank, cutoff, normalize):
 
 
 # ---------------------------------------------------------------------------- TEBD
+@arg.checked(mps=arg.MPS, dt=arg.NUMBER, steps=arg.COUNT, imaginary=arg.FLAG,
+             order=arg.rule(arg.choice, options=(2, 4)), max_rank=arg.OPTIONAL_SIZE,
+             cutoff=arg.TOL, measure=arg.FUNCTION, measure_every=arg.SIZE,
+             progress=arg.FLAG, callback=arg.FUNCTION)
 def tebd(mps: Sequence, terms: Sequence, dt: float, steps: int, *, imaginary: bool = False,
          order: int = 4, max_rank: int | None = None, cutoff: float = 0.0,
          measure=None, measure_every: int = 1, progress=None, callback=None) -> TEBDResult:
@@ -138,8 +142,8 @@ def tebd(mps: Sequence, terms: Sequence, dt: float, steps: int, *, imaginary: bo
     values). ``measure(mps, t)``: called at t = 0 and every ``measure_every`` steps; its
     results are returned. ``progress``/``callback``: one record per step (time t, bond
     dimension, truncation error, norm)."""
-    _check_mps("tebd", mps)
     L = len(mps)
+    terms = arg.tensor_list("tebd", "terms", terms, min_items=0)
     if len(terms) != L - 1:
         raise ShapeError(f"tebd: {len(terms)} bond terms for a chain of {L} sites (need L-1).")
     d = [int(a.shape[1]) for a in mps]
@@ -148,8 +152,8 @@ def tebd(mps: Sequence, terms: Sequence, dt: float, steps: int, *, imaginary: bo
                                       (d[i] * d[i + 1], d[i] * d[i + 1])):
             raise ShapeError(f"tebd: bond term {i} has shape {tuple(np.shape(h))}; expected "
                              f"{(d[i], d[i + 1], d[i], d[i + 1])} (out, out, in, in).")
-    terms = [np.asarray(ops.stop_gradient(h) if isinstance(h, Tensor) else h)
-             .reshape(d[i], d[i + 1], d[i], d[i + 1]) for i, h in enumerate(terms)]
+    terms = [np.asarray(ops.stop_gradient(h)).reshape(d[i], d[i + 1], d[i], d[i + 1])
+             for i, h in enumerate(terms)]
     z = 1.0 if imaginary else 1j
     dtype = np.result_type(mps[0].dtype, *[h.dtype for h in terms],
                            np.float64 if imaginary else np.complex128)

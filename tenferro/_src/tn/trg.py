@@ -24,6 +24,7 @@ from .. import linalg, ops
 from ..autodiff.checkpoint import checkpoint as remat
 from ..contract.api import einsum
 from ..progress import scalar
+from . import arguments as arg
 from .ising import normalize, trace_torus
 from .progress import Progress
 
@@ -41,6 +42,10 @@ def sqrt_singular_values(s):
 
 
 SVD_METHODS = ("full", "partial")
+#: the arguments of a coarse-graining step and loop (shared with hotrg)
+RG_ARGUMENTS = dict(t=arg.square_lattice_site, chi=arg.SIZE, steps=arg.COUNT,
+                    checkpoint=arg.FLAG, svd=arg.rule(arg.choice, options=SVD_METHODS),
+                    progress=arg.FLAG, callback=arg.FUNCTION)
 
 
 def _truncated_svd(m, chi, relative_cutoff=None, svd="full"):
@@ -71,6 +76,8 @@ def _split(m, chi, relative_cutoff=None, svd="full"):
     return u * r, r[:, None] * vh, discarded_weight(m, s)
 
 
+@arg.checked(relative_cutoff=arg.OPTIONAL_TOL,
+             **{k: RG_ARGUMENTS[k] for k in ("t", "chi", "svd")})
 def trg_step(t, chi: int, relative_cutoff: float | None = None, svd: str = "full"):
     """One Levin-Nave step: ``T[l,u,r,d] -> T'[l,u,r,d]`` on the 45-degree-rotated lattice.
     With ``relative_cutoff`` the kept rank depends on the data (also in traced graphs).
@@ -94,6 +101,7 @@ def _trg_step(t, chi, relative_cutoff=None, svd="full"):
     return einsum("aim,bji,kjc,mkd->abcd", s3, s4, s1, s2), ops.maximum(err1, err2)
 
 
+@arg.checked(relative_cutoff=arg.OPTIONAL_TOL, **RG_ARGUMENTS)
 def trg(t, chi: int, steps: int, *, relative_cutoff: float | None = None,
         checkpoint: bool = False, svd: str = "full", progress=None,
         callback: Callable[[dict], object] | None = None):
@@ -111,8 +119,6 @@ def trg(t, chi: int, steps: int, *, relative_cutoff: float | None = None,
     relative discarded weight of the step's two SVDs); both are None where the values are
     unknown (under ``jit``).
     """
-    if svd not in SVD_METHODS:
-        raise ValueError(f"trg: svd must be one of {SVD_METHODS}, got {svd!r}.")
     t, lnz = normalize(t)
     step = functools.partial(_trg_step, svd=svd)
     step = remat(step) if checkpoint else step

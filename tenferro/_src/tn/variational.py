@@ -15,7 +15,9 @@ from .. import ops
 from ..autodiff.reverse import value_and_grad
 from ..contract.api import einsum
 from ..errors import ShapeError
+from ..progress import warn_unconverged
 from ..traced import jit
+from . import arguments as arg
 from .mps import (
     bond_dimensions,
     expand_bond_dimension,
@@ -29,6 +31,7 @@ from .progress import Progress
 __all__ = ["VariationalResult", "mps_energy", "variational_ground_state"]
 
 
+@arg.checked(mps=arg.MPS, mpo=arg.MPO)
 def mps_energy(mps, mpo):
     """Re <psi|H|psi> / <psi|psi>: the variational energy of an MPS for a Hermitian MPO."""
     return ops.real(mpo_expectation(mps, mpo))
@@ -75,6 +78,12 @@ def default_schedule(D: int, start: int = 4) -> list[int]:
     return ds
 
 
+@arg.checked(mpo=arg.MPO, D=arg.SIZE, mps0=arg.optional(arg.mps),
+             schedule=arg.rule(arg.size_list, none=True), dtype=arg.DTYPE, seed=arg.SEED,
+             tol=arg.TOL, restart_every=arg.SIZE, stage_iterations=arg.SIZE,
+             metric_eps=arg.TOL, maxcor=arg.SIZE, max_iterations=arg.SIZE, noise=arg.TOL,
+             jit=arg.FLAG, variance=arg.FLAG, progress=arg.FLAG, gtol=arg.OPTIONAL_TOL,
+             callback=arg.FUNCTION)
 def variational_ground_state(
     mpo, D: int, *, mps0=None, schedule=None, dtype=None, seed=0, tol: float = 1e-12,
     restart_every: int = 30, stage_iterations: int = 100, metric_eps: float = 1e-8,
@@ -97,7 +106,9 @@ def variational_ground_state(
       ``maxcor``: L-BFGS memory;
     * ``stage_iterations``: iteration budget of each intermediate (smaller-D) stage: it only
       has to give the next stage a good start;
-    * ``max_iterations``: total L-BFGS iteration budget over all stages;
+    * ``max_iterations``: total L-BFGS iteration budget over all stages; running out of it
+      before the final stage meets ``tol`` (or ``gtol``) warns
+      (``tenferro.errors.ConvergenceWarning``, naming the last energy gain);
     * ``noise``: relative size of the random entries added when D grows;
     * ``jit``: compile the energy-and-gradient function with ``tenferro.jit`` (3-4x faster
       than eager on these sizes; traced once per bond dimension);
@@ -118,8 +129,6 @@ def variational_ground_state(
     from scipy.optimize import minimize
 
     L = len(mpo)
-    if L < 1:
-        raise ShapeError("variational_ground_state: empty MPO.")
     d = mpo[0].shape[2]
     if schedule is None:
         schedule = [D] if mps0 is not None else default_schedule(D)
@@ -132,10 +141,7 @@ def variational_ground_state(
                          seed=seed)
     else:
         psi = list(mps0)
-        if len(psi) != L or psi[0].shape[1] != d:
-            raise ShapeError(
-                f"variational_ground_state: mps0 has {len(psi)} sites of local dimension "
-                f"{psi[0].shape[1]}, the MPO {L} sites of dimension {d}.")
+        arg.same_chain("variational_ground_state", mpo, psi, "mps0")
         if max(bond_dimensions(psi)) > schedule[0]:
             raise ShapeError(
                 f"variational_ground_state: mps0 has bond dimension {max(bond_dimensions(psi))}"
@@ -164,7 +170,7 @@ def variational_ground_state(
 
     # L-BFGS gradients are not monotone: the rate is taken over a longer window
     with Progress("vMPS", max_iterations, progress, monitor="grad", tol=gtol,
-                  callback=callback, window=20) as prog:
+                  callback=callback, window=20, unit="iteration") as prog:
         for si, Dk in enumerate(schedule):
             if max(bond_dimensions(psi)) < Dk:
                 psi = expand_bond_dimension(psi, Dk, noise=noise, seed=seeds.spawn(1)[0])
@@ -172,7 +178,7 @@ def variational_ground_state(
             left = max_iterations - len(history)
             budget = left if final else min(stage_iterations, left)
             t0, it0, ev0 = time.perf_counter(), len(history), n_eval
-            e_best, small, rounds = np.inf, 0, 0
+            e_best, small, rounds, gain = np.inf, 0, 0, math.inf
             last["gconv"] = False
             while len(history) - it0 < budget and small < 2 and not last["gconv"]:
                 xs, ps = precondition(psi, center, metric_eps)
@@ -188,7 +194,8 @@ def variational_ground_state(
                 psi = [einsum("lsk,kr->lsr", x, p) for x, p in zip(xs[:-1], ps)] + [xs[-1]]
                 rounds += 1
                 e = float(res.fun)
-                small = small + 1 if e_best - e < tol * max(1.0, abs(e)) else 0
+                gain = e_best - e
+                small = small + 1 if gain < tol * max(1.0, abs(e)) else 0
                 e_best = min(e, e_best)
             stages.append(dict(D=Dk, iterations=len(history) - it0, evaluations=n_eval - ev0,
                                rounds=rounds, energy=e_best, seconds=time.perf_counter() - t0,
@@ -198,11 +205,23 @@ def variational_ground_state(
     psi = mixed_canonicalize(psi, center, normalize=True)
     energy = mps_energy(psi, mpo).item()
     var = mpo_variance(psi, mpo).item() if variance else None
+    converged = len(stages) == len(schedule) and stages[-1]["converged"]
+    if not converged and (tol > 0 or gtol):
+        where = ("" if len(stages) == len(schedule) else
+                 f" in the stage at D={stages[-1]['D']} (of schedule {schedule})")
+        last_gain = (f"the last L-BFGS round lowered the energy by {gain:.1e}"
+                     if math.isfinite(gain) else "the budget ended within the first L-BFGS "
+                     "round of the stage")
+        warn_unconverged(
+            f"variational_ground_state: not converged after {len(history)} iterations "
+            f"(max_iterations){where}: {last_gain}, the test needs two rounds each below "
+            f"tol * max(1, |E|) = {tol * max(1.0, abs(energy)):.1e}"
+            f"{'' if gtol is None else f', gradient norm above gtol={gtol:g}'}. Raise "
+            f"max_iterations or loosen tol (the result has converged=False).")
     return VariationalResult(
         mps=psi, energy=energy, variance=var, history=np.asarray(history),
         bond_history=np.asarray(bond_hist), stages=stages, n_iterations=len(history),
-        n_evaluations=n_eval, seconds=time.perf_counter() - t_start,
-        converged=len(stages) == len(schedule) and stages[-1]["converged"])
+        n_evaluations=n_eval, seconds=time.perf_counter() - t_start, converged=converged)
 
 
 def _recorder(history, bond_hist, D, prog, last, tol, gtol):

@@ -42,9 +42,10 @@ import numpy as np
 
 from .. import linalg, ops
 from ..contract.api import einsum
-from ..core.tensor import Tensor
 from ..errors import ShapeError
 from ..linalg import LinearOperator, eigsh, linsolve
+from ..progress import warn_unconverged
+from . import arguments as arg
 from .mpo import heisenberg_bond, tfim_bond  # noqa: F401  (the chain Hamiltonians)
 from .progress import Progress
 
@@ -95,6 +96,15 @@ def _right_transfer(y, a, b=None):
     return einsum("bsc,cl,ksl->bk", a, y, ops.conj(b), optimize=[(0, 1), (0, 1)])
 
 
+def _isometries(op, name, value):
+    """A left isometry AL (D, d, D), or a list of them (a unit cell)."""
+    legs = "AL[left, phys, right]"
+    if isinstance(value, (list, tuple)):
+        return arg.tensor_list(op, name, value, legs=legs)
+    return arg.tensor(op, name, value, legs=legs)
+
+
+@arg.checked(AL=_isometries, tol=arg.TOL, seed=arg.SEED)
 def uniform_canonical(AL, *, tol: float = 1e-14, seed: int = 0):
     """From a left isometry AL (D, d, D): (AL, AR, C) with ``AL C = C AR``, AR a right isometry
     and ``||C|| = 1``. C = U sqrt(w) from the right fixed point ``r = U w U^H`` of AL's
@@ -277,7 +287,7 @@ def _lowest(apply, x, tol, seed):
 
 # ------------------------------------------------------------------------ VUMPS
 def _bond_tensor(h, i):
-    h = ops.asarray(h) if not isinstance(h, Tensor) else h
+    h = arg.tensor("vumps", "h" if i is None else f"h[{i}]", h)
     where = "" if i is None else f" (bond {i} of the unit cell)"
     if h.ndim == 2:
         d = int(round(math.sqrt(h.shape[0])))
@@ -292,6 +302,9 @@ def _bond_tensor(h, i):
     return h
 
 
+@arg.checked(D=arg.SIZE, unit_cell=arg.OPTIONAL_SIZE, AL0=arg.optional(_isometries),
+             tol=arg.TOL, maxiter=arg.SIZE, seed=arg.SEED, dtype=arg.DTYPE,
+             progress=arg.FLAG, callback=arg.FUNCTION)
 def vumps(h, D: int, *, unit_cell: int | None = None, AL0=None, tol: float = 1e-10,
           maxiter: int = 500, seed: int = 0, dtype=None, progress=None,
           callback=None) -> VUMPSResult:
@@ -310,7 +323,8 @@ def vumps(h, D: int, *, unit_cell: int | None = None, AL0=None, tol: float = 1e-
     ``AL0``: a starting left isometry (D, d, D), or a list of n for a cell (default: random ones
     from ``seed``, independent on each site). Stops when the tangent-space gradient norm (over
     the whole cell) is below ``tol`` (the energy is then accurate to about tol^2) or after
-    ``maxiter`` iterations.
+    ``maxiter`` iterations (then with a ``tenferro.errors.ConvergenceWarning`` naming the
+    gradient reached; ``tol=0`` runs exactly ``maxiter`` iterations without it).
     ``progress``: a line per iteration (None: global setting), with the energy at full
     precision, dE, |grad|, the gauge error ||AC - AL C||, and an estimate of the iterations
     left; ``callback(record)`` receives the same record each iteration.
@@ -329,18 +343,12 @@ def vumps(h, D: int, *, unit_cell: int | None = None, AL0=None, tol: float = 1e-
                              f"Hamiltonians; give one per bond of the cell (or a single h).")
         hs = [_bond_tensor(x, i) for i, x in enumerate(h)]
     else:
-        if unit_cell is not None and (int(unit_cell) != unit_cell or unit_cell < 1):
-            raise ShapeError(f"vumps: unit_cell must be a positive integer, got "
-                             f"{unit_cell!r}.")
-        hs = [_bond_tensor(h, None)] * (1 if unit_cell is None else int(unit_cell))
+        hs = [_bond_tensor(h, None)] * (1 if unit_cell is None else unit_cell)
     n = len(hs)
     d = int(hs[0].shape[0])
     if any(int(x.shape[0]) != d for x in hs):
         raise ShapeError(f"vumps: every bond Hamiltonian of the cell must act on the same "
                          f"local dimension d; got shapes {[tuple(x.shape) for x in hs]}.")
-    if int(D) != D or D < 1:
-        raise ShapeError(f"vumps: the bond dimension D must be a positive integer, got {D!r}.")
-    D = int(D)
     dt = np.dtype(dtype) if dtype is not None else np.result_type(*[x.dtype for x in hs],
                                                                    np.float64)
     if AL0 is not None:
@@ -370,7 +378,7 @@ def vumps(h, D: int, *, unit_cell: int | None = None, AL0=None, tol: float = 1e-
     env, energies, grad, prev_e = None, [], math.inf, math.nan
     converged, it, es = False, 0, []
     with Progress("VUMPS", maxiter, progress, monitor="grad", tol=tol,
-                  callback=callback) as p:
+                  callback=callback, unit="iteration") as p:
         for it in range(1, maxiter + 1):
             inner = min(1e-6, max(tol * 1e-2, grad * 1e-3)) if math.isfinite(grad) else 1e-6
             es, env = _environment(AL, AR, C, hs, env, inner)
@@ -401,6 +409,11 @@ def vumps(h, D: int, *, unit_cell: int | None = None, AL0=None, tol: float = 1e-
                              (D, d, D)) for j in range(n)]
             AR = [ops.reshape(ops.conj(UC[j - 1].T) @ _polar(ops.reshape(AC[j], (D, d * D))),
                              (D, d, D)) for j in range(n)]
+    if not converged and tol > 0:
+        warn_unconverged(f"vumps: not converged after {it} iterations (maxiter): the "
+                         f"tangent-space gradient is {grad:.1e}, above tol={tol:g}. Raise "
+                         f"maxiter or loosen tol (the result has converged=False; tol=0 runs "
+                         f"exactly maxiter iterations without this warning).")
     out = (AL, AR, C, AC) if is_cell else (AL[0], AR[0], C[0], AC[0])
     return VUMPSResult(e, *out, grad, it, converged, energies, time.perf_counter() - t0,
                        p.records, list(es))
