@@ -46,7 +46,10 @@ def test_implicit_gradient_equals_the_unrolled_one(case):
     np.testing.assert_allclose(e_imp(A).item(), e_unr(A).item(), rtol=1e-12)
     gi = tf.grad(e_imp)(A).numpy()
     gu = tf.grad(e_unr)(A).numpy()
-    assert np.abs(gi - gu).max() <= 1e-8 * np.abs(gu).max()
+    # measured against the gradient's natural size |E| / |A|: at the optimum the physical (C4v
+    # projected) gradient itself is ~1e-7, so its own size is no yardstick there
+    scale = abs(e_unr(A).item()) / np.linalg.norm(A.numpy())
+    assert np.abs(gi - gu).max() <= 1e-10 * scale
     if case != "random-D2":
         env = tf.tn.ctmrg(peps.double_layer(A / tf.norm(A)), chi, tol=1e-12, implicit=True,
                           progress=False)

@@ -453,7 +453,11 @@ def test_small_ctmrg_loss_at_exact_degeneracy(projector):
     a0 = _clock_tensor(T(0.5))
     s = corner_spectrum(ctmrg(a0, 6, tol=None, max_iter=15, projector=projector,
                               progress=False).C)
-    assert abs(s[1] - s[2]) < 1e-12 * s[0]  # the probe really is exactly degenerate
+    # the probe really is exactly degenerate: the Z_4 pair differs only by the rounding that 15
+    # iterations accumulate (1.4e-12 with OpenBLAS 0.3.31), eight orders below every other gap
+    split = abs(s[1] - s[2])
+    assert split < 1e-10 * s[0]
+    assert split < 1e-8 * min(s[0] - s[1], s[2] - s[3], s[3] - s[4])
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegeneracyWarning)
         g = tf.grad(f)(T(0.5)).item()
