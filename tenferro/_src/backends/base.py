@@ -40,6 +40,14 @@ class Backend:
     def asarray(self, data, dtype=None):
         return self.xp.asarray(data, dtype=dtype)
 
+    def asarray_owned(self, data, dtype=None):
+        """``data`` from outside tenferro (a NumPy or device array, a list, a number) as an
+        array of this backend in a buffer nobody else holds. tenferro never writes into its
+        buffers, so a buffer shared with a caller's array could still change under a recorded
+        gradient when the caller writes into it; a copy at the boundary rules that out
+        (design/interop.md, "Aliasing")."""
+        return self.xp.asarray_owned(data, dtype)
+
     def to_numpy(self, arr) -> np.ndarray:
         return self.xp.to_numpy(arr)
 

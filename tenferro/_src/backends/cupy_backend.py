@@ -50,6 +50,7 @@ def make_backend(index: int) -> Backend:  # pragma: no cover - needs a GPU
         return g
 
     ns.asarray = on_dev(cupy.asarray)
+    ns.asarray_owned = on_dev(lambda data, dtype=None: cupy.array(data, dtype=dtype, copy=True))
     ns.constant = on_dev(lambda shape, value, dtype: cupy.broadcast_to(
         cupy.asarray(value, dtype=dtype), shape))
 

@@ -69,6 +69,7 @@ def make_backend() -> Backend:
     ns.to_numpy = _to_numpy
     ns.is_native = lambda a: isinstance(a, np.ndarray)
     ns.asarray = np.asarray
+    ns.asarray_owned = lambda data, dtype=None: np.array(data, dtype=dtype, copy=True)
     ns.linalg_ext = ScipyLinalg(ns)
     ns.special = ScipySpecial()  # np.fft is already ns.fft
     ns.eig = numpy_eig

@@ -94,6 +94,7 @@ def make_backend(index: int, device: str) -> Backend:
         return xp.asarray(data, dtype=nd(dtype), device=dev, copy=copy)
 
     ns.asarray = asarray
+    ns.asarray_owned = lambda data, dtype=None: asarray(data, dtype, copy=True)
     ns.constant = lambda shape, value, dtype: xp.broadcast_to(
         xp.asarray(value, dtype=nd(dtype), device=dev), shape
     )

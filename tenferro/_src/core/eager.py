@@ -344,7 +344,9 @@ def _wrap(value, backend, node=None, index=0) -> EagerTensor:
 
 
 def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
-    """Turn arrays, scalars and nested lists into an ``EagerTensor`` (on ``like``'s device)."""
+    """Turn arrays, scalars and nested lists into an ``EagerTensor`` (on ``like``'s device).
+    Arrays are copied: the tensor never shares the caller's buffer (``Backend.asarray_owned``),
+    so a later write into that array cannot change a value the tape recorded."""
     if type(x) is EagerTensor:
         return x
     if isinstance(x, Tensor):
@@ -362,7 +364,7 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
     try:
         if dtype is None and like is not None and np.ndim(x) == 0 and not hasattr(x, "dtype"):
             dtype = np.result_type(like.dtype, x)
-        arr = backend.asarray(x, dtype=dtype)
+        arr = backend.asarray_owned(x, dtype=dtype)  # never the caller's buffer
     except (TypeError, ValueError, OverflowError) as e:  # ragged lists, huge ints, objects
         raise DTypeError(
             f"cannot convert the {type(x).__name__} {x!r:.40} to a tensor ({type(e).__name__}: "

@@ -57,8 +57,11 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def asarray(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but tensors pass through and NumPy arrays are not copied if possible.
-    Tensors inside a list keep their derivative (``asarray([x, 2 * x])``)."""
+    """Like ``tensor`` but tensors pass through. Arrays (NumPy, CuPy, anything array-like) are
+    copied, as by ``tensor`` and ``from_numpy``: a tensor never shares its buffer with the
+    caller's array, whose later writes would otherwise change values a recorded gradient
+    depends on (``from_dlpack`` is the zero-copy import). Tensors inside a list keep their
+    derivative (``asarray([x, 2 * x])``)."""
     if isinstance(data, Tensor) or first_tensor(data) is not None:
         out = tensor_of(data)
         if dtype is not None:
@@ -77,7 +80,7 @@ def asarray(data, dtype=None, device=None) -> Tensor:
         raise DTypeError(f"asarray: cannot convert {type(data).__name__} {data!r:.40} to a "
                          f"tensor; give a number or an array of numbers.")
     try:
-        arr = backend.asarray(data, dtype=dt)
+        arr = backend.asarray_owned(data, dtype=dt)  # never the caller's buffer
     except (TypeError, ValueError, OverflowError) as e:
         raise DTypeError(f"asarray: cannot convert the {type(data).__name__} to a tensor "
                          f"({type(e).__name__}: {e}); give a rectangular array of numbers."
