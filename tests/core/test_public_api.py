@@ -41,6 +41,7 @@ TENFERRO = {
     "tensor",
     "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
     "value_and_grad", "var", "vdot", "vjp", "vmap", "where", "zeros", "zeros_like",
+    "from_dlpack",  # DLPack import (design/interop.md)
 }
 
 # The NumPy surface and tenferro.fft / tenferro.special (design/numpy-surface.md)

@@ -10,6 +10,7 @@ business, which sits above this layer). The tensor's autograd surface (``backwar
 
 from __future__ import annotations
 
+import copy as _copy
 import functools
 import os
 
@@ -34,6 +35,7 @@ from ..errors import (
 )
 from . import tensor as _tensor_mod
 from .dispatch import _EVAL_TRACE, Trace, state
+from .dlpack import export_dlpack
 from .tensor import Tensor
 
 CHECK = os.environ.get("TENFERRO_CHECK", "0") not in ("", "0")
@@ -113,13 +115,18 @@ class EagerTensor(Tensor):
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (a read-only view when the backend is NumPy: writes
         would bypass the version counter the tape relies on)."""
+        self._check_leaves_tape(".numpy()", ".detach().numpy()")
+        return self._host_view()
+
+    def _check_leaves_tape(self, what: str, fix: str) -> None:
+        """Refuse to hand the values out of tenferro (``.numpy()``, DLPack) when this tensor
+        requires grad: whatever is computed from them contributes no gradient."""
         if self._node is not None:
             raise GradientError(
-                f".numpy() on a tensor that requires grad ({fmt_aval(self)}): the array "
+                f"{what} on a tensor that requires grad ({fmt_aval(self)}): the array "
                 f"leaves the tape, so gradients through it would silently be zero. Use "
-                f".detach().numpy() if a constant is intended."
+                f"{fix} if a constant is intended."
             )
-        return self._host_view()
 
     def _host_view(self) -> np.ndarray:
         a = self._backend.to_numpy(self._value)
@@ -165,6 +172,66 @@ class EagerTensor(Tensor):
         if self.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors can be used as an index, got {fmt_aval(self)}")
         return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.3f}"``: a one-element tensor formats as its number (as NumPy's 0-d arrays
+        and scalars, and PyTorch's 0-d tensors, do); any tensor takes the empty format
+        (``str``). A host read; not differentiable."""
+        if not spec:
+            return str(self)
+        if self.size != 1:
+            raise ShapeError(
+                f"format: the format {spec!r} applies to one-element tensors only, got "
+                f"{fmt_aval(self)}; format the entries (e.g. [f'{{v:{spec}}}' for v in "
+                f"x.ravel().tolist()])."
+            )
+        return format(self.item(), spec)
+
+    # ------------------------------------------------ DLPack, pickling and copying
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export for DLPack consumers (``torch.from_dlpack``, ``jax.numpy.from_dlpack``,
+        ``np.from_dlpack``, ``cupy.from_dlpack``; the array API standard's protocol): zero-copy
+        unless ``copy=True``; ``copy=False`` never copies (``BufferError`` when it would have
+        to). The buffer is offered read-only to consumers that understand DLPack 1.0's flag
+        (NumPy's array is then read-only, as ``.numpy()``'s). A tensor that requires grad
+        refuses, as ``.numpy()`` does. design/interop.md has the details."""
+        self._check_leaves_tape("DLPack export (__dlpack__)", "x.detach()")
+        return export_dlpack(self._value, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(device type, index)`` of the buffer, DLPack's enumeration (CPU: ``(1, 0)``)."""
+        return self._value.__dlpack_device__()
+
+    def __reduce_ex__(self, protocol):
+        """Pickle the values, dtype, device and ``requires_grad`` (PyTorch's rules: the result
+        is a leaf, so a non-leaf's history is not pickled and it comes back as a leaf that
+        requires grad; ``.grad`` is not pickled). Marks such as ``nn.Parameter`` are kept."""
+        host = self._host_view()  # a read-only view: pickling reads it
+        return _rebuild_tensor, (host, self.device, self._node is not None, _kinds_of(self))
+
+    def __copy__(self) -> EagerTensor:
+        """``copy.copy``: a new leaf with the same values (the buffer is shared: tenferro never
+        writes into a buffer) and the same ``requires_grad``, as PyTorch's ``copy.copy``."""
+        return _restore(_wrap(self._value, self._backend), self._node is not None,
+                        _kinds_of(self))
+
+    def __deepcopy__(self, memo) -> EagerTensor:
+        """``copy.deepcopy``: a new leaf with its own copy of the values, the same
+        ``requires_grad`` and a deep copy of ``.grad``, as in PyTorch; like PyTorch, only
+        leaves can be deep-copied (a computed tensor's history cannot)."""
+        if not self.is_leaf:
+            raise GradientError(
+                f"deepcopy: only leaf tensors (created by the user, not computed by a recorded "
+                f"operation) can be deep-copied, as in PyTorch; this {fmt_aval(self)} tensor "
+                f"was computed by '{self.grad_fn}'. Deep-copy .detach() for its values, or "
+                f"the leaves it was computed from."
+            )
+        out = _restore(_wrap(self._backend.asarray_owned(self._value), self._backend),
+                       self._node is not None, _kinds_of(self))
+        memo[id(self)] = out
+        if self._grad is not None:
+            out._grad = _copy.deepcopy(self._grad, memo)
+        return out
 
     def __repr__(self):
         body = np.array2string(
@@ -376,6 +443,33 @@ def as_eager(x, like: EagerTensor | None = None, dtype=None) -> EagerTensor:
             f"integer, float or complex numbers (convert structured/object/string data first)."
         )
     return _wrap(arr, backend)
+
+
+# --------------------------------------------------------------- pickling helpers
+PICKLE_KINDS: dict = {}
+"""Marks that a layer above puts on eager tensors and that pickles and copies keep:
+name -> ``(has_mark(t), mark(t))`` (``nn`` registers ``"parameter"``: ``nn.Parameter``)."""
+
+
+def _kinds_of(t) -> tuple:
+    return tuple(k for k, (has, _) in PICKLE_KINDS.items() if has(t)) if PICKLE_KINDS else ()
+
+
+def _restore(t: EagerTensor, requires_grad: bool, kinds: tuple) -> EagerTensor:
+    if requires_grad:
+        t.requires_grad_()
+    for k in kinds:
+        mark = PICKLE_KINDS.get(k)
+        if mark is not None:
+            mark[1](t)
+    return t
+
+
+def _rebuild_tensor(values, device: str, requires_grad: bool, kinds: tuple = ()) -> EagerTensor:
+    """Unpickle an eager tensor (``EagerTensor.__reduce_ex__``): ``values`` (a NumPy array)
+    on ``device``, a leaf; the buffer is copied, so it is never shared with the pickle's."""
+    backend = get_backend(device)
+    return _restore(_wrap(backend.asarray_owned(values), backend), requires_grad, kinds)
 
 
 # ------------------------------------------------------------------- the trace

@@ -9,7 +9,8 @@ does not lose a derivative, each branch is differentiated as written.
 
 from __future__ import annotations
 
-from ..errors import GradientError
+from ..errors import GradientError, GraphError, fmt_aval
+from . import tensor as _tensor_mod
 from .tensor import Tensor
 
 
@@ -83,6 +84,37 @@ class Tracer(Tensor):
 
     def __array__(self, dtype=None, copy=None):
         return self._escape("numpy.asarray()").__array__(dtype)
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return str(self)
+        return format(self._escape("format()"), spec)
+
+    # DLPack, pickling and copying: a traced value has no buffer to export or pickle
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._escape("DLPack export (__dlpack__)").__dlpack__(
+            stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._concrete("DLPack export (__dlpack_device__)").__dlpack_device__()
+
+    def __reduce_ex__(self, protocol):
+        raise GraphError(
+            f"pickle: a {type(self).__name__} ({fmt_aval(self)}) is a value of a trace or "
+            f"transformation, which exists only while it runs. Pickle concrete results (the "
+            f"function's outputs), or the compiled graph (tenferro.jit(f).lower(*args) is a "
+            f"Graph, and Graphs pickle)."
+        )
+
+    def __copy__(self):
+        """``tenferro.copy(x)``: a new value of the trace (in-place updates of one do not reach
+        the other), differentiated through as any operation (under a transformation there
+        are no leaves to start a new history from, unlike eager ``copy.copy``)."""
+        return _tensor_mod._ops.copy(self)
+
+    def __deepcopy__(self, memo):
+        out = memo[id(self)] = self.__copy__()
+        return out
 
 
 class PrimalTracer(Tracer):

@@ -32,7 +32,7 @@ import numpy as np
 from chainrules.dtypes import float32, float64, int64
 
 from .. import ops
-from ..core.eager import EagerTensor, no_grad
+from ..core.eager import PICKLE_KINDS, EagerTensor, no_grad
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
 from . import functional as F
@@ -81,9 +81,17 @@ class Parameter(metaclass=_ParameterMeta):
                              f"{type(data).__name__}.")
         if requires_grad:
             t.requires_grad_()
-        key = id(t)
-        _PARAMETERS[key] = weakref.ref(t, _forget(key))
+        _mark_parameter(t)
         return t
+
+
+def _mark_parameter(t) -> None:
+    key = id(t)
+    _PARAMETERS[key] = weakref.ref(t, _forget(key))
+
+
+# pickles and copies of a parameter are parameters (``core.eager.PICKLE_KINDS``)
+PICKLE_KINDS["parameter"] = (lambda t: isinstance(t, Parameter), _mark_parameter)
 
 
 # ---------------------------------------------------------------------------- Module

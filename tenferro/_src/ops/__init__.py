@@ -51,6 +51,7 @@ from .creation import (
     zeros_like,
 )
 from .differences import diff, gradient
+from .dlpack import from_dlpack
 from .elementwise import (
     abs,
     abs2,
@@ -295,6 +296,7 @@ __all__ = [
     "fmax",
     "fmin",
     "fmod",
+    "from_dlpack",
     "full",
     "full_like",
     "get_rng_state",

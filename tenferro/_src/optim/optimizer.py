@@ -125,6 +125,23 @@ class Optimizer:
                 if i in state_dict["state"]:
                     self.state[id(p)] = {k: _copy(v) for k, v in state_dict["state"][i].items()}
 
+    # ------------------------------------------------------------ pickling and copying
+    def __getstate__(self) -> dict:
+        """Pickles and deep copies: the per-parameter state is keyed by ``id(p)``, which means
+        nothing in another process or for the copied parameters, so it travels keyed by the
+        parameter's position in the groups (as in ``state_dict``). Pickled together with its
+        model (``pickle.dumps((model, opt))``), the optimizer gets the model's parameters."""
+        state = dict(self.__dict__)
+        params = [p for g in self.param_groups for p in g["params"]]
+        state["state"] = {i: self.state[id(p)] for i, p in enumerate(params)
+                          if id(p) in self.state}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        params = [p for g in self.param_groups for p in g["params"]]
+        self.state = {id(params[i]): s for i, s in state["state"].items()}
+
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v}" for k, v in self.defaults.items())
         return f"{type(self).__name__}({opts})"

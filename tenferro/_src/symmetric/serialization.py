@@ -1,7 +1,7 @@
 """Saved graphs keep symmetric tensors: a ``SymmetricTensor`` argument or result of a traced
 graph is written with its legs and charge (``tenferro.pytree.register_pytree_serialization``),
 so ``tenferro.load(path)(x)`` takes and returns symmetric tensors like the function that was
-traced, not tuples of blocks.
+traced, not tuples of blocks. Pickles and deep copies use the same structure (``_reduce``).
 
 The structure is written as nested tuples: a symmetry is ``("U1",)``, ``("Zn", n)`` or
 ``("product", factors)``; a leg is ``(symmetry, ((charge, dim), ...), dual, fused_from)``
@@ -69,3 +69,18 @@ def _from_value(v):
 
 
 register_pytree_serialization(SymmetricTensor, NAME, _to_value, _from_value)
+
+
+# Pickles and deep copies use the same plain structure: a symmetric tensor's class is made per
+# (legs, charge) at run time, so it cannot be pickled by name.
+def _reduce(x):
+    return _rebuild, (_to_value(type(x)), x.blocks)
+
+
+def _rebuild(structure, blocks) -> SymmetricTensor:
+    """Unpickle a ``SymmetricTensor``: its legs and charge (checked) and its blocks."""
+    cls, _ = _from_value(structure)
+    return cls(blocks)  # conservation and block shapes checked
+
+
+SymmetricTensor.__reduce__ = _reduce

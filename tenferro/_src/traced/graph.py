@@ -8,6 +8,9 @@ every transformation and the tape see each operation and differentiate it with t
 
 from __future__ import annotations
 
+import io
+import sys
+
 import numpy as np
 
 from chainrules.core import params_str
@@ -206,9 +209,20 @@ class Graph:
 
     # ------------------------------------------------------------------- save/load
     def save(self, path) -> None:
-        """Write the graph to ``path`` (the versioned format of ``tenferro.traced.serialize``)."""
+        """Write the graph to ``path`` (a file name or an open binary file) in the versioned
+        format of ``tenferro._src.traced.serialize`` (design/graph-files.md)."""
 
         save_graph(self, path)
+
+    def to_bytes(self) -> bytes:
+        """The graph file's contents (``save``), as bytes."""
+        buf = io.BytesIO()
+        save_graph(self, buf)
+        return buf.getvalue()
+
+    def __reduce__(self):
+        # pickles (and deep copies) go through the graph file format: data, never code
+        return _graph_from_bytes, (self.to_bytes(),)
 
 
 def _can_execute(flat) -> bool:
@@ -226,6 +240,13 @@ def _const_preview(c) -> str:
     if a.size <= 4:
         return " " + np.array2string(a, separator=",", precision=4).replace("\n", "")
     return ""
+
+
+def _graph_from_bytes(data: bytes) -> Graph:
+    """Unpickle a ``Graph``: read its graph file. The size limits guard ``load`` against
+    hostile files; a pickle is trusted code anyway (unpickling runs what it names), so they are
+    lifted here."""
+    return Graph(*read_graph(io.BytesIO(data), max_elements=sys.maxsize, max_bytes=sys.maxsize))
 
 
 def load(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES):

@@ -11,6 +11,9 @@ keeps retracing (a shape or static value that changes every call) gets one warni
 from __future__ import annotations
 
 import functools
+import importlib
+import pickle
+import sys
 import threading
 import warnings
 from collections import OrderedDict
@@ -53,6 +56,47 @@ class Jitted:
 
     def clear_cache(self) -> None:
         self.cache.clear()
+
+    # ------------------------------------------------------- pickling and copying
+    def __reduce__(self):
+        """Pickle the Python function by reference (its module and name, as pickle does for
+        every function: never its code) and the compiled graphs through the graph file format
+        (``Graph.__reduce__``), so the unpickled function runs without retracing. A function
+        decorated with ``@jit`` at module level is this object under its name there: it
+        pickles as that name."""
+        graphs = []
+        for key, graph in self.cache.items():
+            try:
+                pickle.dumps(key)  # a pytree node registered with a lambda cannot travel
+            except Exception:
+                continue  # that signature is traced again on its first call
+            graphs.append((key, graph))
+        where = _module_attribute(self)
+        if where is not None:
+            return _jitted_at, (*where, graphs)
+        try:
+            pickle.dumps(self.f)
+        except Exception as e:
+            raise GraphError(
+                f"pickle: jit({self.__name__}) cannot be pickled because its Python function "
+                f"{getattr(self.f, '__qualname__', self.f)!r} cannot be ({type(e).__name__}: "
+                f"{e}). pickle stores a function by its module and name, so lambdas and "
+                f"functions defined inside other functions cannot be pickled: define it at the "
+                f"top level of a module. To ship the compiled computation alone, pickle a "
+                f"Graph (jitted.lower(*args)) or save it (graph.save(path), tenferro.load)."
+            ) from e
+        return _rebuild_jitted, (self.f, self._options(), graphs)
+
+    def __copy__(self):
+        return _rebuild_jitted(self.f, self._options(), list(self.cache.items()))
+
+    def __deepcopy__(self, memo):
+        # a function deep-copies as itself; compiled graphs are immutable: shared
+        return self.__copy__()
+
+    def _options(self) -> dict:
+        return dict(static_argnums=self.static_argnums, static_argnames=self.static_argnames,
+                    optimize=self.optimize, cache_size=self.cache_size)
 
     def lower(self, *args, **kwargs):
         """The graph a call with these arguments runs (tracing it if needed)."""
@@ -117,6 +161,36 @@ class Jitted:
         avals = [ShapedArray(x.shape, x.dtype) for x in leaves]
         return trace_avals(body, avals, tree, name=getattr(self.f, "__name__", "f"),
                            optimize=self.optimize)
+
+
+def _rebuild_jitted(f, options: dict, graphs: list) -> Jitted:
+    """Unpickle (or copy) a ``Jitted``: the function, its options and its compiled graphs."""
+    out = Jitted(f, **options)
+    out.cache.update(graphs)
+    return out
+
+
+def _module_attribute(jitted):
+    """``(module, qualified name)`` where ``jitted`` is reachable (``@jit`` at module level)."""
+    module, name = getattr(jitted, "__module__", None), getattr(jitted, "__qualname__", "")
+    obj = sys.modules.get(module) if module else None
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    return (module, name) if obj is jitted else None
+
+
+def _jitted_at(module: str, name: str, graphs: list) -> Jitted:
+    """Unpickle a module-level ``@jit`` function: the object under that name, with the
+    pickled compiled graphs it does not have yet."""
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    if not isinstance(obj, Jitted):
+        raise GraphError(f"unpickling jit({name}): {module}.{name} is no longer a jitted "
+                         f"function (a {type(obj).__name__}).")
+    for key, graph in graphs:
+        obj.cache.setdefault(key, graph)
+    return obj
 
 
 def _as_leaf(jitted, x):

@@ -170,6 +170,9 @@ def save_graph(graph, path) -> None:
     for i, c in enumerate(p.consts.values()):
         arrays[f"const_{i}"] = np.asarray(c)
     arrays.update(enc.arrays)
+    if hasattr(path, "write"):  # an open binary file (or io.BytesIO: pickling a Graph)
+        np.savez(path, **arrays)
+        return
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
 

@@ -58,7 +58,8 @@ class TracedTensor(Tracer):
         what = f"the output of '{made_by}'" if made_by else "an input"
         raise ConcretizationError(
             f"a traced value ({what}, {self.var.aval}) was used where Python needs a concrete "
-            f"value (if/while on it, bool(), float(), .item(), .numpy(), or a NumPy call). "
+            f"value (if/while on it, bool(), float(), .item(), .numpy(), format(), DLPack "
+            f"export, or a NumPy function tenferro lacks). "
             f"Traced code cannot branch on data: use tenferro.where(cond, a, b) for elementwise "
             f"choices, or make the argument static (jit(f, static_argnums=...)). "
             f"[at {user_frame()}]"
