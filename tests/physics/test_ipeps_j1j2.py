@@ -74,8 +74,8 @@ def test_zero_J2_is_the_heisenberg_energy_exactly():
     assert float(peps.j1j2_energy(A / tf.norm(A), env, 0.0)) == float(e)
     # and J2 enters linearly through the diagonal bonds: 2 J2 <S.S>
     rho = peps.diagonal_rdm(A / tf.norm(A), env)
-    ss = np.einsum("abcd,cdab->", np.asarray(rho), peps.heisenberg_bond(
-        1.0, rotate=False))
+    ss = float(np.einsum("abcd,cdab->", np.asarray(rho), peps.heisenberg_bond(
+        1.0, rotate=False)))  # a tensor operand: NumPy's einsum runs tenferro's
     assert float(peps.j1j2_energy(A / tf.norm(A), env, 0.3)) == pytest.approx(
         float(e) + 0.6 * ss, rel=1e-14)
 

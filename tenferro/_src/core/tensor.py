@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import DTypeError, GradientError, GraphError, ShapeError
 
 _ops = None  # tenferro.ops, set when it is imported (it needs this module first)
+_numpy = None  # ops.numpy_protocols (NumPy's override protocols), set the same way
 
 
 class Tensor:
@@ -19,8 +20,20 @@ class Tensor:
     NumPy/PyTorch-style operators and methods, forwarding to ``tenferro``'s functions."""
 
     __slots__ = ()
-    __array_ufunc__ = None  # make NumPy defer to our reflected operators
     __array_priority__ = 1000
+
+    # NumPy's override protocols: NumPy calls on tensors run tenferro's functions (ops/
+    # numpy_protocols.py; ``x + y`` on tensors never gets here)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NEP 13: ``np.sin(t)``, ``a + t`` for a NumPy ``a``, ``np.add.reduce(t)`` run the
+        tenferro function (recorded, traceable); see ``tenferro._src.ops.numpy_protocols``."""
+        return _numpy.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NEP 18: ``np.sum(t)``, ``np.linalg.svd(t)``, ``np.concatenate([t, a])`` run the
+        tenferro function of the same name; a function tenferro lacks runs NumPy's on the
+        values unless that would drop a gradient or needs a traced value (then it raises)."""
+        return _numpy.array_function(func, types, args, kwargs)
 
     # ----------------------------------------------------------- abstract surface
     @property

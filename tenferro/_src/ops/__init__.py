@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..core import tensor as _tensor_mod
+from . import numpy_protocols  # noqa: F401  (sets Tensor's NumPy protocols)
 from ._base import astype, broadcast_shapes, broadcast_to, tensor_of
 from .arrange import (
     append,
