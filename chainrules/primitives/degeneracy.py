@@ -47,6 +47,10 @@ ADVICE = {
     "eigh": "Functions of a Hermitian matrix (exp, log, sqrt, powers) are exact at "
     "degeneracies through tenferro.linalg.funm / expm(hermitian=True) / sqrtm / logm / powm; "
     "use those instead of composing eigh with an elementwise function.",
+    "eig": "A general matrix's eigenvectors are determined inside a repeated eigenvalue only "
+    "up to an invertible change of basis (and not at all where it is defective); use "
+    "quantities of the whole eigenspace (sums of its eigenvalues, the spectral projector), or "
+    "det/trace/expm of the matrix itself, which are differentiable everywhere.",
     "svd": "Symmetric functions of a whole multiplet (sum(S), sum(S**2), ...), projectors onto "
     "whole multiplets and U_k Vh_k are exact; a loss that uses individual singular values or "
     "vectors of a multiplet (e.g. rebuilding U diag(g(S)) Vh through the block) is not. Keep "
@@ -110,10 +114,14 @@ def tie_blocks(values, width: float) -> list[tuple[int, int]]:
 
 
 def describe_block(op: str, values, block, batch_index=None) -> str:
+    where = f"matrix {batch_index} of the batch, " if batch_index is not None else ""
+    if op == "eig":  # block: the indices of the group (LAPACK's order, not contiguous)
+        idx = [int(i) for i in block]
+        mean = complex(np.mean(values[idx]))
+        return f"a {len(idx)}-fold repeated eigenvalue {mean:.6g} ({where}w{idx})"
     i, j = block
     name = "singular value" if op == "svd" else "eigenvalue"
     letter = "S" if op == "svd" else "w"
-    where = f"matrix {batch_index} of the batch, " if batch_index is not None else ""
     return (f"a {j - i}-fold degenerate {name} {float(np.mean(values[i:j])):.6g} "
             f"({where}{letter}[{i}:{j}])")
 
@@ -155,12 +163,13 @@ def _cut_inverse_jvp(b, primals, tangents):
 
 
 # ================================================================= guard and check
-PARTS = ("values", "rotation", "zero_rotation")
+PARTS = ("values", "signed_values", "rotation", "zero_rotation", "complement")
 
 
 def _guard_aval(*ops, op, parts, eps):
     if op not in ADVICE:
-        raise ShapeError(f"degeneracy check: op must be 'svd' or 'eigh', got {op!r}.")
+        raise ShapeError(f"degeneracy check: op must be one of {', '.join(ADVICE)}, got "
+                         f"{op!r}.")
     parts = tuple(parts)
     if not parts or len(set(parts)) != len(parts) or any(p not in PARTS for p in parts):
         raise ShapeError(f"degeneracy check: parts must be distinct names from {PARTS}, got "
@@ -241,17 +250,51 @@ def _tolerance(eps: float, dtype) -> float:
 @degeneracy_check_p.def_impl
 def _check_impl(xp, *ops, op, parts, eps):
     xs, s = ops[:-1], ops[-1]
+    if s.shape[-1] and checks_on(on_host(s)):
+        _check(xp, dict(zip(parts, xs)), s, op=op, eps=eps)
+    return tuple(xs)
+
+
+def _check(xp, cts: dict, s, *, op, eps):
+    """Look at the cotangents ``cts`` (by part name) of the spectrum ``s``: O(k) unless
+    something is tied (one comparison of neighbouring values), then ``_inspect`` on the
+    host."""
     k = s.shape[-1]
-    if k == 0 or not checks_on(on_host(s)):
-        return tuple(xs)
+    if op == "eig":
+        sn = xp.to_numpy(s)
+        if _eig_suspects(sn, eps):
+            _inspect_eig({p: xp.to_numpy(x) for p, x in cts.items()}, sn, eps=eps)
+        return
     width = eps * xp.max(xp.abs(s), axis=-1, keepdims=True)
     flagged = k > 1 and xp.any(xp.abs(s[..., 1:] - s[..., :-1]) <= width)
-    if "zero_rotation" in parts:
+    if op == "svd":  # exactly zero singular values (all of them, for the zero matrix)
         flagged = flagged or xp.any(xp.abs(s) <= width)
-    if not bool(flagged):
-        return tuple(xs)  # the common case: nothing is degenerate
-    _inspect({p: xp.to_numpy(x) for p, x in zip(parts, xs)}, xp.to_numpy(s), op=op, eps=eps)
-    return tuple(xs)
+    if bool(flagged):  # the common case is not: nothing is degenerate
+        _inspect({p: xp.to_numpy(x) for p, x in cts.items()}, xp.to_numpy(s), op=op, eps=eps)
+
+
+def check_cotangents(cts: dict, s, *, op: str, eps: float) -> None:
+    """The backward check on host (NumPy) cotangents, for derivative rules that run outside
+    the primitives (the implicit pullbacks of the Krylov solvers): ``cts`` by part name
+    ("values", "rotation", ...), ``s`` the spectrum (ascending eigenvalues for op "eigh")."""
+    if np.shape(s)[-1] and checks_on(True):
+        _check(_HostNumPy, {p: np.asarray(x) for p, x in cts.items() if x is not None},
+               np.asarray(s), op=op, eps=eps)
+
+
+class _HostNumPy:
+    """The few namespace calls ``_check`` makes, for plain NumPy arrays."""
+
+    abs, max, any = np.abs, np.max, np.any
+    to_numpy = staticmethod(np.asarray)
+
+
+def _values_part(cts: dict):
+    """The cotangent of the values and whether it is ``signed_values`` (a real square svd,
+    whose zero singular values have a signed branch: see ``_zero_values``)."""
+    if "signed_values" in cts:
+        return cts["signed_values"], True
+    return cts.get("values"), False
 
 
 def _inspect(cts: dict, s, *, op, eps):
@@ -260,63 +303,262 @@ def _inspect(cts: dict, s, *, op, eps):
     s2 = s.reshape(-1, k)
     flat = {p: x.reshape((-1,) + x.shape[len(batch):]) for p, x in cts.items()}
     tol = _tolerance(eps, next(iter(cts.values())).dtype)
-    found: dict = {"values": [], "rotation": [], "zero_rotation": []}
+    found: dict = {kind: [] for kind in _REPORTS}
+    values, signed = _values_part(flat)
     for n in range(s2.shape[0]):
         vals = s2[n]
         s_max = float(np.max(np.abs(vals)))
         width = eps * s_max
         where = n if batch else None
         blocks = tie_blocks(vals, width)
+        zeros = np.flatnonzero(np.abs(vals) <= width) if op == "svd" else np.zeros(0, int)
+        # the zero block is not a multiplet of values: its own rules below
+        blocks = [b for b in blocks if not (zeros.size and b[0] >= zeros[0])]
         rot = flat.get("rotation")
         rot_max = float(np.max(np.abs(rot[n]))) if rot is not None and blocks else 0.0
         if rot_max > 0:
             bad = _skew_blocks(rot[n], blocks, tol * rot_max)
             found["rotation"] += [(vals, blocks[b], where) for b in bad]
         rel = flat.get("zero_rotation")
-        zeros = np.flatnonzero(np.abs(vals) <= width)
-        if rel is not None and zeros.size and np.any(rel[n]):
-            blk = (int(zeros[0]), int(zeros[-1]) + 1)
-            if _antihermitian_excess(rel[n], blk, tol * float(np.max(np.abs(rel[n]))),
-                                     diagonal=True):
-                found["zero_rotation"].append((None, blk, where))
-        c = flat.get("values")
-        if c is not None and np.any(c[n]):
-            c = np.real(c[n])
-            # reference: the size of the gradient the cotangents make (rotation cotangents
-            # enter it divided by gaps <= 2 s_max), so rounding noise in c is not a finding
-            ref = float(np.max(np.abs(c)))
-            if s_max > 0:
-                for other in ("rotation", "zero_rotation"):
-                    if other in flat:
-                        big = rot_max if other == "rotation" and blocks else float(
-                            np.max(np.abs(flat[other][n])))
-                        ref = max(ref, big / (2 * s_max))
-            live = blocks
-            if op == "svd" and blocks:  # descending: a block's first value is its largest
-                firsts = vals[np.array([i for i, _ in blocks])]
-                live = [b for b, v in zip(blocks, firsts > tol * s_max) if v]
-            if live:  # (below the floor: the noise tail of a rank-deficient matrix, see below)
-                # max - min over every block at once: segments [start, end) of reduceat at
-                # even positions (blocks are sorted and disjoint; the last runs to the end)
-                idx = np.ravel(np.array(live))
-                idx = idx[:-1] if idx[-1] == k else idx
-                spread = (np.maximum.reduceat(c, idx)[::2] - np.minimum.reduceat(c, idx)[::2])
-                found["values"] += [(vals, live[i], where)
-                                    for i in np.flatnonzero(spread > tol * ref)]
+        zblk = (int(zeros[0]), int(zeros[-1]) + 1) if zeros.size else None
+        # exact zeros (rounding): the kink and the free vectors of the new checks below; the
+        # tail up to the tie width (1e-11 of a TRG tensor with a symmetry-breaking field) is
+        # resolved, tiny, and its effect on a gradient is of its size (see the note below)
+        exact = zeros[np.abs(vals[zeros]) <= 64 * k * float(np.finfo(s.dtype).eps) * s_max]
+        xblk = (int(exact[0]), int(exact[-1]) + 1) if exact.size else None
+        if zblk and _zero_rotation(rot, rel, n, zblk, tol) or xblk and _zero_complement(
+                flat.get("complement"), rot, rel, n, xblk, tol):
+            found["zero_rotation"].append((None, zblk, where))
+        if values is None or not np.any(values[n]):
+            continue
+        c = np.real(values[n])
+        # reference: the size of the gradient the cotangents make (rotation cotangents
+        # enter it divided by gaps <= 2 s_max), so rounding noise in c is not a finding
+        ref = float(np.max(np.abs(c)))
+        if s_max > 0:
+            for other in ("rotation", "zero_rotation"):
+                if other in flat:
+                    big = rot_max if other == "rotation" and blocks else float(
+                        np.max(np.abs(flat[other][n])))
+                    ref = max(ref, big / (2 * s_max))
+        if xblk and _zero_values(c, xblk, signed, tol * ref):
+            found["zero_values"].append((None, xblk, where))
+        live = blocks
+        if op == "svd" and blocks:  # descending: a block's first value is its largest
+            firsts = vals[np.array([i for i, _ in blocks])]
+            live = [b for b, v in zip(blocks, firsts > tol * s_max) if v]
+        if live:  # (below the floor: the noise tail of a rank-deficient matrix, see below)
+            found["values"] += [(vals, live[i], where)
+                                for i in _spread_blocks(c, live, k, tol * ref)]
     for kind, blocks in found.items():
         if blocks:
             _REPORTS[kind](op, _listing(op, blocks))
 
 
+def _zero_rotation(rot, rel, n, zblk, tol) -> bool:
+    """Whether the loss depends on the rotation of the singular vectors among zero singular
+    values: the relative rotation (and phase) of U and V there, or, in a block of several,
+    their joint rotation. Relative to the largest rotation cotangent of the matrix (rounding
+    noise in an otherwise zero cotangent is not a finding)."""
+    scale = max((float(np.max(np.abs(x[n]))) for x in (rot, rel) if x is not None),
+                default=0.0)
+    if scale == 0:
+        return False
+    if rel is not None and _antihermitian_excess(rel[n], zblk, tol * scale, diagonal=True):
+        return True
+    return (rot is not None and zblk[1] - zblk[0] > 1
+            and _antihermitian_excess(rot[n], zblk, tol * scale, diagonal=False))
+
+
+def _zero_complement(comp, rot, rel, n, zblk, tol) -> bool:
+    """Tall (wide) matrices: whether the loss moves a left (right) singular vector of a zero
+    singular value out of the span of U, into the complement, which is gauge there too. The
+    cotangent of the complement term is the cotangent Ubar of U; the part inside the span is
+    U^H Ubar = (cotangent of the joint rotation + of the relative rotation) / 2, so the part
+    outside has the squared norm |Ubar_j|^2 - |(U^H Ubar)_j|^2."""
+    if comp is None or rot is None or rel is None:
+        return False
+    i, j = zblk
+    ub = comp[n][:, i:j]
+    inside = (rot[n] + rel[n])[:, i:j] / 2
+    scale = max(float(np.max(np.abs(comp[n]))), float(np.max(np.abs(rot[n]))),
+                float(np.max(np.abs(rel[n]))))
+    excess = np.sum(np.abs(ub) ** 2, axis=0) - np.sum(np.abs(inside) ** 2, axis=0)
+    return scale > 0 and float(np.max(excess)) > (tol * scale) ** 2
+
+
+def _spread_blocks(c, blocks, k, limit) -> np.ndarray:
+    """Indices of the ``blocks`` on which ``c`` varies by more than ``limit``: max - min over
+    every block at once, by segments [start, end) of reduceat at even positions (blocks are
+    sorted and disjoint; the last runs to the end)."""
+    idx = np.ravel(np.array(blocks))
+    idx = idx[:-1] if idx[-1] == k else idx
+    spread = np.maximum.reduceat(c, idx)[::2] - np.minimum.reduceat(c, idx)[::2]
+    return np.flatnonzero(spread > limit)
+
+
+def _zero_values(c, zblk, signed: bool, limit) -> bool:
+    """Whether the loss depends on exactly zero singular values (beyond ``limit``).
+
+    s = |sigma| has a kink at 0 and the vectors of a zero singular value are free (their
+    pairing, for a tall or wide matrix their mixing with the complement, among several zeros
+    any rotation), so a loss with a cotangent there has no derivative the factors can express:
+    sum(S) at a rank-deficient matrix is not differentiable, and U diag(S) Vh is, but needs the
+    directions dA takes out of the zero block, which a rule multiplying them by s = 0 loses.
+    One exception keeps an honest derivative: a single zero singular value of a real square
+    matrix (``signed``) has a signed branch sigma (u and v determined up to a common sign),
+    and the rule differentiates it; losses of sigma u v^T are then exact (the reconstruction),
+    and sum(S) gets the derivative of that branch (documented convention)."""
+    i, j = zblk
+    if signed and j - i == 1:
+        return False
+    return float(np.max(np.abs(c[i:j]))) > limit
+
+
+# ------------------------------------------------------------------------------ eig
+def eig_tie_groups(w, kappa, eps: float) -> list:
+    """Groups (sorted index arrays, size >= 2) of tied eigenvalues: |w_i - w_j| <=
+    eps * max|w| * min(kappa_i, kappa_j) (kappa >= 1), joined transitively. The condition
+    numbers widen the tolerance for non-normal blocks: a defective (Jordan) eigenvalue comes
+    out of LAPACK split by ~sqrt(rounding) * |A| with kappa ~ 1/sqrt(rounding) for each piece,
+    and the pieces must form one group (min: a well-conditioned neighbour is not drawn in)."""
+    k = w.shape[-1]
+    if k < 2:
+        return []
+    scale = float(np.max(np.abs(w)))
+    kap = np.maximum(np.nan_to_num(np.asarray(kappa, float), nan=np.inf), 1.0)
+    reach = eps * scale * kap
+    order = np.argsort(np.real(w), kind="stable")
+    re = np.real(w)[order]
+    window = float(np.max(reach))
+    runs, start = [], 0
+    for i in range(1, k + 1):  # candidate runs: real parts within the widest tolerance
+        if i == k or not re[i] - re[i - 1] <= window:
+            if i - start > 1:
+                runs.append(order[start:i])
+            start = i
+    groups = []
+    for run in runs:
+        d = np.abs(w[run][:, None] - w[run][None, :])
+        close = d <= np.minimum(reach[run][:, None], reach[run][None, :])
+        label = np.arange(run.size)
+        for _ in range(run.size):  # connected components (label propagation)
+            new = np.min(np.where(close, label[None, :], run.size), axis=1)
+            if np.array_equal(new, label):
+                break
+            label = new
+        groups += [np.sort(run[label == lab]) for lab in np.unique(label)
+                   if np.count_nonzero(label == lab) > 1]
+    return groups
+
+
+def defective_kappa(eps: float) -> float:
+    """Condition number from which a tied group counts as defective (a Jordan block)."""
+    return 1.0 / float(np.sqrt(eps))
+
+
+def _eig_suspects(spec, eps) -> bool:
+    spec2 = spec.reshape(-1, 3, spec.shape[-1])
+    return any(eig_tie_groups(m[0] + 1j * m[1], m[2], eps) for m in spec2)
+
+
+def _inspect_eig(cts: dict, spec, *, eps):
+    """The eig check, on the groups of ``eig_tie_groups``.
+
+    * A repeated eigenvalue with an eigenvector basis (derogatory): the basis is free up to
+      an invertible change (GL, not U), so the loss must have a constant value cotangent on
+      the group and no off-diagonal rotation cotangent inside it (Hermitian or not).
+    * A defective group (Jordan block, kappa >= 1/sqrt(eps)) that rounding split into a
+      resolved pair: the rule differentiates the rounded matrix, which is right for symmetric
+      functions of the group's values (their cotangents differ by O(split), which the rule's
+      1/split turns into the second-order term det needs) and for the other eigenpairs; the
+      group's individual values and vectors have no derivative (they move as sqrt(dA)), and
+      vector-based functions of the whole block (expm through V e^w V^-1) rest on
+      cancellations at cond(V) ~ 1/rounding. Reported: a spread of the value cotangent, or
+      any cotangent on the group's vectors.
+    * A defective group tied outright (the cut applies, no split is left to carry that term:
+      even det comes out wrong): every use is reported, the rows of V^-1 it poisons too."""
+    batch = spec.shape[:-2]
+    k = spec.shape[-1]
+    spec2 = spec.reshape(-1, 3, k)
+    flat = {p: x.reshape((-1,) + x.shape[len(batch):]) for p, x in cts.items()}
+    tol = _tolerance(eps, next(iter(cts.values())).dtype)
+    kdef = defective_kappa(eps)
+    found: dict = {kind: [] for kind in _EIG_REPORTS}
+    for n in range(spec2.shape[0]):
+        w = spec2[n, 0] + 1j * spec2[n, 1]
+        kappa = spec2[n, 2]
+        groups = eig_tie_groups(w, kappa, eps)
+        if not groups:
+            continue
+        where = n if batch else None
+        c = flat["values"][n] if "values" in flat else np.zeros(k)
+        rot = flat["rotation"][n] if "rotation" in flat else np.zeros((k, k))
+        r_max = float(np.max(np.abs(rot)))
+        scale = float(np.max(np.abs(w)))
+        ref = max(float(np.max(np.abs(c))), r_max / (2 * scale) if scale > 0 else 0.0)
+        for g in groups:
+            spread = np.ptp(np.real(c[g])) + np.ptp(np.imag(c[g])) > tol * ref
+            vectors = float(np.max(np.abs(rot[:, g]))) > tol * r_max  # the group's own vectors
+            if float(np.max(kappa[g])) >= kdef:  # defective (Jordan): no eigenvector basis
+                gap = np.where(np.eye(g.size, dtype=bool), np.inf,
+                               np.abs(w[g][:, None] - w[g][None, :]))
+                if float(np.min(gap)) <= eps * scale:  # tied outright: every use is wrong
+                    vectors = vectors or float(np.max(np.abs(rot[g, :]))) > tol * r_max
+                    spread = spread or float(np.max(np.abs(c[g]))) > tol * ref
+                if spread or vectors:
+                    found["defective"].append((w, g, where))
+                continue
+            if spread:
+                found["values"].append((w, g, where))
+            sub = np.abs(rot[np.ix_(g, g)])
+            sub[np.arange(g.size), np.arange(g.size)] = 0
+            if r_max > 0 and float(np.max(sub)) > tol * r_max:
+                found["rotation"].append((w, g, where))
+    for kind, blocks in found.items():
+        if blocks:
+            _EIG_REPORTS[kind](_listing("eig", blocks))
+
+
+def _report_eig_values(blocks):
+    report(
+        f"eig: the loss depends on individual eigenvalues of {blocks}; how a repeated "
+        f"eigenvalue splits is not determined by the matrix, so the gradient returned is not "
+        f"its derivative. {ADVICE['eig']}"
+    )
+
+
+def _report_eig_rotation(blocks):
+    report(
+        f"eig: the loss depends on the choice of eigenvectors inside the eigenspace of "
+        f"{blocks}; any invertible change of that basis is an equally valid decomposition, "
+        f"so the gradient returned leaves it out. {ADVICE['eig']}"
+    )
+
+
+def _report_eig_defective(blocks):
+    report(
+        f"eig: {blocks} is defective (a Jordan block: its eigenvectors are parallel, "
+        f"condition number >= 1/sqrt(eps)); eigenvalue derivatives there are infinite "
+        f"(w ~ sqrt(dA)) and everything computed through V^-1 has lost its precision, so the "
+        f"gradient returned is not a derivative (it may be huge). {ADVICE['eig']}"
+    )
+
+
+_EIG_REPORTS = {"values": _report_eig_values, "rotation": _report_eig_rotation,
+                "defective": _report_eig_defective}
+
+
 def _listing(op, found: list) -> str:
     """At most three blocks by name, then a count (one report per check, not per block)."""
     names = []
-    for vals, (i, j), where in found[:3]:
+    for vals, blk, where in found[:3]:
         if vals is None:  # zero singular values
+            i, j = blk
             batch = "" if where is None else f"matrix {where} of the batch, "
             names.append(f"{j - i} zero singular value(s) ({batch}S[{i}:{j}])")
         else:
-            names.append(describe_block(op, vals, (i, j), where))
+            names.append(describe_block(op, vals, blk, where))
     head = ", ".join(names)
     return head if len(found) <= 3 else f"{head} and {len(found) - 3} more multiplets"
 
@@ -379,14 +621,25 @@ def _report_rotation(op, blocks):
 
 def _report_zero(op, blocks):
     report(
-        f"svd: the loss depends on how the singular vectors of {blocks} are paired (their "
-        f"relative rotation or phase), which the matrix does not determine; the gradient "
-        f"returned leaves it out. {ADVICE['svd']}"
+        f"svd: the loss depends on how the singular vectors of {blocks} are paired or "
+        f"rotated (their relative rotation or phase), which the matrix does not determine; "
+        f"the gradient returned leaves it out. {ADVICE['svd']}"
+    )
+
+
+def _report_zero_values(op, blocks):
+    report(
+        f"svd: the loss depends on {blocks}: a singular value has a kink at 0 (s = |sigma|) "
+        f"and the singular vectors of zero singular values are not determined, so the "
+        f"gradient returned (which multiplies their motion by s = 0) is not the derivative. "
+        f"Losses of A itself (e.g. U diag(S) Vh) should use A directly; sum(S**2) is exact. "
+        f"{ADVICE['svd']}"
     )
 
 
 _REPORTS = {"values": _report_values, "rotation": _report_rotation,
-            "zero_rotation": _report_zero}
+            "zero_rotation": _report_zero, "zero_values": _report_zero_values}
+
 
 
 # ======================================================= truncation through a multiplet

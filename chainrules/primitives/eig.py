@@ -4,22 +4,29 @@ Outputs are complex for real and complex input (w (..., n), V (..., n, n)), in L
 (NumPy's). **Gauge**: every eigenvector has unit 2-norm and its largest-magnitude entry is real
 and positive (the first such entry at ties), so V is a continuous function of A wherever the
 eigenvalues are distinct, and even phase-dependent losses have the derivative finite
-differences see.
+differences see. Inside an exactly repeated eigenvalue the basis is a generic one (see
+``tie_gauge``).
 
 **JVP.** With dV = V C: V^-1 dA V + W C = C W + dW, so with P = V^-1 dA V
 
 * dw = diag(P);
-* C_ij = F_ij P_ij for i != j, F_ij = 1/(w_j - w_i), Lorentzian-broadened as
-  conj(d)/(|d|^2 + width^2) with width = eps * max|w| (a constant for differentiation), which
-  is 0 at an exact degeneracy;
+* C_ij = F_ij P_ij for i != j, F_ij = 1/(w_j - w_i), exact off ties and 0 on them
+  (``cut_inverse`` of |w_j - w_i|^2, times the conjugate difference);
 * dV0 = V (F o P) has C_jj = 0; the gauge then fixes the diagonal: the unit norm removes
   Re(v_j^H dv_j) (dv_j -= v_j Re(v_j^H dv0_j)), and the phase convention adds i phi_j v_j with
   phi_j = -Im(dv_j[p_j]) / v_j[p_j] at the pivot entry p_j.
 
-Every operation on tangents is linear (``solve`` in its right-hand side, products with
-residuals), so reverse mode is the transpose and higher orders follow. At (near-)degenerate
-eigenvalues the derivative of V is not determined by A; that of w and of gauge-invariant
-functions of invariant subspaces stays finite thanks to the broadening.
+**Ties.** Two eigenvalues closer than eps * max|w| are tied (as in ``eigh``) and F is cut
+there: what the cut drops is the change of basis inside a repeated eigenvalue, which is free
+(GL, not U: any invertible change of basis of the eigenspace). The ``degeneracy_guard``
+(op "eig") makes the backward pass report losses that depend on it or on individual values
+of the group, and any use of a defective (Jordan) group whose values are tied. It also gets
+the condition numbers kappa_i = |row i of V^-1| (unit columns of V), so that a Jordan block
+rounding split into a resolved pair (split ~ sqrt(rounding), kappa ~ 1/sqrt(rounding)) is
+checked as a group as well (``degeneracy.eig_tie_groups``, ``_inspect_eig``).
+
+Every operation on tangents is linear (products with residuals, V^-1 among them), so reverse
+mode is the transpose and higher orders follow.
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ from ..params import REAL
 from . import _batching
 from . import elementwise as E
 from . import reductions as R
-from .linalg import _cols, _rows, solve_p
+from .degeneracy import cut_inverse_p, guard
+from .linalg import _cols, _rows, inv_p
+from .tie_gauge import generic_eig_basis
 
 
 def _eig_cost(in_avals, out_avals, **params):
@@ -45,8 +54,10 @@ def _eig_cost(in_avals, out_avals, **params):
 eig_p = Primitive(
     "eig", decomposition=True, cost=_eig_cost, multiple_results=True, params={"eps": REAL},
     convention="A V = V diag(w), complex outputs in LAPACK order; gauge: unit-norm eigenvectors "
-    "whose largest-magnitude entry is real and positive; 1/(w_j - w_i) is Lorentzian-broadened "
-    "as conj(d)/(|d|^2 + (eps max|w|)^2)",
+    "whose largest-magnitude entry is real and positive; 1/(w_j - w_i) is exact off ties and 0 "
+    "on ties (|w_i - w_j| <= eps max|w|); the backward pass reports "
+    "losses that depend on the basis or on individual values inside a tie, or on a defective "
+    "eigenvalue (DegeneracyWarning)",
 )
 
 
@@ -68,20 +79,13 @@ def _eig_aval(a, *, eps):
 @eig_p.def_impl
 def _eig_impl(xp, a, *, eps):
     w, v = xp.eig(a)
-    return xp.fix_eig_gauge(w, v)
+    return xp.fix_eig_gauge(*generic_eig_basis(xp, w, v))
 
 
 # ----------------------------------------------------------------------- rule helpers
 def _col_sum(b, x):
     """Sum over the row axis: (..., r, k) -> (..., k)."""
     return b.reduce_sum(x, (x.ndim - 2,))
-
-
-def broadened_reciprocal(b, d, width):
-    """conj(d) / (|d|^2 + width^2): 1/d away from d = 0, and 0 at d = 0 (complex d)."""
-    den = b.add(b.abs2(d), b.mul(width, width))
-    safe = b.select(b.eq(den, 0), b.ones_like(den), den)
-    return b.div(b.conj(d), b.convert(safe, d.dtype))
 
 
 def _pivot_phase(b, v, dv):
@@ -105,14 +109,22 @@ def _eig_jvp(b, primals, tangents, *, eps):
     nd = v.ndim
     batch = tuple(range(nd - 2))
     da = b.convert(da, dt)
-    p = b.bind(solve_p, v, b.matmul(da, v))  # V^-1 dA V
-    dw = b.diagonal(p)
+    vinv = b.bind(inv_p, v)  # rows: left eigenvectors u_i^H / (u_i^H v_i)
+    p = b.matmul(vinv, b.matmul(da, v))  # V^-1 dA V
     kk = v.shape
-    delta = b.sub(_cols(b, w, kk), _rows(b, w, kk))  # w_j - w_i
+    # condition numbers kappa_i = |row i of V^-1| and the tie tolerances (constants)
+    kappa = b.bind(E.stop_gradient_p, b.sqrt(b.reduce_sum(b.abs2(vinv), (nd - 1,))))
     scale = b.bind(E.stop_gradient_p, b.reduce_max(b.abs(w), (w.ndim - 1,)))
     width = b.broadcast_in_dim(b.mul(scale, eps), kk, batch)
-    f = broadened_reciprocal(b, delta, width)
-    dv = b.matmul(v, b.mul(f, p))
+    delta = b.sub(_cols(b, w, kk), _rows(b, w, kk))  # w_j - w_i
+    inv2 = b.bind(cut_inverse_p, b.abs2(delta), b.mul(width, width))  # 1/|d|^2, 0 on ties
+    f = b.mul(b.conj(delta), b.convert(inv2, dt))
+    row = w.shape[:-1] + (1, w.shape[-1])
+    spectrum = b.bind(E.stop_gradient_p, b.concatenate(  # (..., 3, k): degeneracy._inspect_eig
+        [b.reshape(b.real(w), row), b.reshape(b.imag(w), row), b.reshape(kappa, row)], nd - 2))
+    dw, om = guard(b, spectrum, op="eig", eps=eps, values=b.diagonal(p),
+                   rotation=b.mul(f, p))
+    dv = b.matmul(v, om)
     # unit norm: remove the component Re(v_j^H dv_j) along v_j
     along = b.real(_col_sum(b, b.mul(b.conj(v), dv)))
     dv = b.sub(dv, b.mul(v, _cols(b, b.convert(along, dt), kk)))

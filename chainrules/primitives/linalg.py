@@ -52,6 +52,7 @@ from .degeneracy import (
 )
 from .elementwise import _nonlinear
 from .spectral import funm_p
+from .tie_gauge import generic_eigh_basis, generic_svd_basis
 
 
 # ============================================================================ errors
@@ -301,7 +302,13 @@ def _svd_aval(a, *, full_matrices, eps):
 def _svd_impl(xp, a, *, full_matrices, eps):
     ext = xp.linalg_ext
     u, s, vh = ext.svd(a, full_matrices)
-    return ext.fix_svd_gauge(u, s, vh)
+    return ext.fix_svd_gauge(*generic_svd_basis(xp, u, s, vh))
+
+
+def _values_part(dtype, square: bool) -> str:
+    """The guard's name for dS: ``signed_values`` for a real square matrix, whose single zero
+    singular value has a signed branch the rule differentiates (``degeneracy._zero_values``)."""
+    return "signed_values" if square and not is_complex(dtype) else "values"
 
 
 def _svd_tangents_tall(b, u, s, v, da, *, eps, u_perp=None):
@@ -335,14 +342,16 @@ def _svd_tangents_tall(b, u, s, v, da, *, eps, u_perp=None):
     d_half = _c(b, b.mul(_cut(b, b.add(s_c, s_r), w), 0.5), dt)
     sinv = _cut(b, s, _per_matrix(b, width, s.shape))
     dph = b.mH(dp)
-    ds, ea, db = guard(b, s, op="svd", eps=eps, values=b.real(b.diagonal(dp)),
-                       rotation=b.mul(e_half, b.add(dp, dph)),
-                       zero_rotation=b.mul(d_half, b.sub(dp, dph)))
+    parts = {_values_part(dt, m == k): b.real(b.diagonal(dp)),
+             "rotation": b.mul(e_half, b.add(dp, dph)),
+             "zero_rotation": b.mul(d_half, b.sub(dp, dph))}
+    if m > k:  # X S^-1, whose complement part is (I - U U^H) dU (see below)
+        parts["complement"] = b.mul(x, _c(b, _cols(b, sinv, x.shape), dt))
+    ds, ea, db, *comp = guard(b, s, op="svd", eps=eps, **parts)
     om_u, om_v = b.add(ea, db), b.sub(ea, db)
     if m > k:
         sinv_kk = _c(b, _cols(b, sinv, kk), dt)
-        sinv_mk = _c(b, _cols(b, sinv, x.shape), dt)
-        du = b.add(b.matmul(u, b.sub(om_u, b.mul(dp, sinv_kk))), b.mul(x, sinv_mk))
+        du = b.add(b.matmul(u, b.sub(om_u, b.mul(dp, sinv_kk))), comp[0])
     else:
         du = b.matmul(u, om_u)
     dv = b.matmul(v, om_v)
@@ -414,7 +423,8 @@ def _svdvals_jvp(b, primals, tangents, *, eps):
     u, _, vh = b.bind(svd_p, a, full_matrices=False, eps=eps)
     w = _adjmul(b, u, da)  # U^H dA (..., k, n); dS_j = Re sum_q w_jq conj(Vh_jq)
     ds = b.real(b.reduce_sum(b.mul(w, b.conj(vh)), (a.ndim - 1,)))
-    return s, guard(b, s, op="svd", eps=eps, values=ds)
+    square = a.shape[-1] == a.shape[-2]
+    return s, guard(b, s, op="svd", eps=eps, **{_values_part(a.dtype, square): ds})
 
 
 # ============================================================================== eigh
@@ -441,7 +451,7 @@ def _eigh_aval(a, *, eps):
 def _eigh_impl(xp, a, *, eps):
     ext = xp.linalg_ext
     w, v = ext.eigh(ext.hermitian_part(a))
-    return ext.fix_eigh_gauge(w, v)
+    return ext.fix_eigh_gauge(*generic_eigh_basis(xp, w, v))
 
 
 @eigh_p.def_jvp

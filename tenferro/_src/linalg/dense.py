@@ -51,6 +51,7 @@ from chainrules.primitives.degeneracy import (
     default_tie_eps,
 )
 from chainrules.primitives.linalg import truncation_rank as _truncation_rule
+from chainrules.primitives.tie_gauge import eps_scale as tie_eps_scale
 from chainrules.symbolic import Sym, bound_of
 
 from ..core.dispatch import bind
@@ -179,7 +180,9 @@ _DEFAULT_EPS = {d: default_tie_eps(d) for d in _SUPPORTED}  # per call: a dict l
 def _eps(eps, dtype) -> float:
     if eps is None:
         e = _DEFAULT_EPS.get(dtype)
-        return default_eps(dtype) if e is None else e
+        e = default_eps(dtype) if e is None else e
+        scale = tie_eps_scale()  # 1 outside tenferro.linalg.tie_gauge(eps_scale=...)
+        return e if scale == 1.0 else e * scale
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
         raise DTypeError(f"eps must be a number (a relative tie tolerance), got "
                          f"{type(eps).__name__} {eps!r:.40}.")

@@ -31,11 +31,16 @@ def eig(a, eps: float | None = None) -> EigResult:
 
     Gauge: each eigenvector has unit 2-norm and its largest-magnitude entry is real and
     positive, so V is a smooth function of ``a`` where the eigenvalues are distinct, and
-    phase-dependent losses have the derivative finite differences see. Derivative:
-    dw = diag(V^-1 dA V), dV = V (F o (V^-1 dA V)) plus the gauge terms, with
-    F_ij = 1/(w_j - w_i) Lorentzian-broadened (relative width ``eps``, default as ``eigh``),
-    so exactly degenerate pairs contribute 0 instead of inf. The derivative needs a
-    diagonalizable matrix (an invertible V)."""
+    phase-dependent losses have the derivative finite differences see. Inside an exactly
+    repeated eigenvalue the basis is a generic one (any basis of the eigenspace is valid).
+    Derivative: dw = diag(V^-1 dA V), dV = V (F o (V^-1 dA V)) plus the gauge terms, with
+    F_ij = 1/(w_j - w_i) exact off ties and 0 on ties (closer than ``eps`` relative, default
+    as ``eigh``). The backward pass reports (``DegeneracyWarning``) what has no derivative
+    there: a loss that uses individual values or the chosen basis of a repeated eigenvalue
+    (the basis is free up to any invertible change), and any use of a defective (Jordan)
+    eigenvalue, whose derivatives are infinite (a finite number comes back, with the
+    warning). Symmetric functions of a repeated eigenvalue and its spectral projector are
+    exact; det, trace and expm of the matrix itself are differentiable everywhere."""
     a = _matrix("eig", a, square=True)
     w, v = bind(P.eig_p, a, eps=_eps(eps, a.dtype))
     return EigResult(w, v)
