@@ -68,6 +68,11 @@ class LinAlgError(TenferroError, np.linalg.LinAlgError):
     both a base class and the ``__cause__``, so code catching NumPy's error keeps working."""
 
 
+class NotHermitianError(LinAlgError):
+    """A solver for Hermitian (self-adjoint) operators (``eigsh``) was given a matrix that is
+    not Hermitian: its anti-Hermitian part exceeds the rounding of its entries."""
+
+
 class SingularMatrixError(LinAlgError):
     """A matrix that must be invertible (``inv``, ``solve``, the derivative of ``slogdet``) or
     positive definite (``cholesky``) is not."""

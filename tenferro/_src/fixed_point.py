@@ -33,7 +33,9 @@ from .autodiff.reverse import vjp
 from .errors import check_callable
 from .linalg import _iterative as it
 from .linalg.krylov import ConvergenceWarning, _carries, implicit
+from .ops import abs as abs_
 from .ops import astype, concatenate, reshape, stop_gradient, tensor_of
+from .ops import max as max_
 from .pytree import tree_flatten, tree_unflatten
 
 __all__ = ["FixedPointInfo", "fixed_point"]
@@ -60,15 +62,33 @@ def _unflat(v, like):
     return out
 
 
+def _norm(v):
+    """2-norm without overflow (scaled by the largest magnitude): a float, NaN for NaN/inf
+    entries, ``None`` without values."""
+    v = reshape(stop_gradient(v), (-1,))
+    big = it.value(max_(abs_(v))) if v.shape[0] else 0.0
+    if big is None:
+        return None
+    big = float(big)
+    if not math.isfinite(big):
+        return math.nan
+    if big == 0:
+        return 0.0
+    return big * float(it.value(it.vnorm(v / big)))
+
+
 def _change(y, x):
-    """max over leaves of ||y - x|| / ||y|` (``None`` without values)."""
+    """max over leaves of ||y - x|| / ||y|| (``None`` without values, NaN when an iterate
+    is not finite: max() would drop a NaN, it compares False)."""
     worst = 0.0
     for a, b in zip(y, x):
-        d = it.value(it.vnorm(reshape(stop_gradient(a) - stop_gradient(b), (-1,))))
-        s = it.value(it.vnorm(reshape(stop_gradient(a), (-1,))))
+        s, d = _norm(a), _norm(a - b)
         if d is None or s is None:
             return None
-        worst = max(worst, float(d) / max(float(s), 1e-300))
+        c = d / max(s, 1e-300)
+        if not math.isfinite(c):
+            return math.nan
+        worst = max(worst, c)
     return worst
 
 
@@ -85,6 +105,9 @@ def fixed_point(f, x0, *params, tol: float = 1e-10, maxiter: int = 1000, gauge_f
     degeneracy the gauge fix cannot resolve). The result
     does not depend on ``x0`` (it gets no gradient). In a traced graph (``jit``) the forward
     runs ``maxiter`` iterations and the adjoint ``adjoint_maxiter`` Neumann steps.
+    Not converged after ``maxiter``: a ``ConvergenceWarning``, and another when that result is
+    differentiated (the implicit gradient assumes x* = f(x*)). An iterate that goes NaN or
+    inf stops the iteration at once with a ``ConvergenceWarning``; its gradient is NaN.
     Returns x* (and ``FixedPointInfo`` with ``return_info=True``)."""
     check_callable("fixed_point", f)
     if solver not in ("gmres", "iteration"):
@@ -113,6 +136,15 @@ def fixed_point(f, x0, *params, tol: float = 1e-10, maxiter: int = 1000, gauge_f
         for k in range(1, maxiter + 1):
             ys = G(xs, ps)
             c = _change(ys, xs)
+            if c is not None and not math.isfinite(c):
+                # NaN/inf iterates (or an overflowing norm): stop, the rest is NaN too
+                infos["fwd"] = FixedPointInfo(k, False, math.nan)
+                warnings.warn(
+                    f"fixed_point: the iteration diverged to NaN or inf at step {k}; the "
+                    f"result is that iterate, not a fixed point. Check f, x0 and the "
+                    f"parameters (f may not be a contraction here).",
+                    ConvergenceWarning, stacklevel=4)
+                return tuple(ys)
             done = converged is not None and c is not None and bool(
                 converged(tree_unflatten(x_tree, ys), tree_unflatten(x_tree, xs)))
             xs = ys
@@ -122,7 +154,7 @@ def fixed_point(f, x0, *params, tol: float = 1e-10, maxiter: int = 1000, gauge_f
                     infos["fwd"] = FixedPointInfo(k, True, c)
                     return tuple(xs)
         infos["fwd"] = FixedPointInfo(k, False, change)
-        if not math.isnan(change):
+        if not math.isnan(change):  # nan: a traced graph, where no change is known
             warnings.warn(f"fixed_point: not converged after {maxiter} iterations (relative "
                           f"change {change:.1e}); raise maxiter or loosen tol.",
                           ConvergenceWarning, stacklevel=4)
@@ -132,6 +164,19 @@ def fixed_point(f, x0, *params, tol: float = 1e-10, maxiter: int = 1000, gauge_f
         ps = list(args[nx:])
         if all(c is None for c in xbar):
             return [None] * len(args)
+        fwd = infos.get("fwd")
+        if fwd is not None and not fwd.converged and not math.isnan(fwd.change):
+            warnings.warn(
+                f"fixed_point: differentiating a fixed point that was not reached (the forward "
+                f"iteration stopped after {fwd.iterations} steps with relative change "
+                f"{fwd.change:.1e} > tol): the implicit gradient assumes x* = f(x*), so it is "
+                f"not the derivative of the returned value.", ConvergenceWarning, stacklevel=4)
+        elif fwd is not None and not fwd.converged:
+            # non-finite forward: the implicit gradient is not defined; NaN, loudly
+            warnings.warn(
+                f"fixed_point: differentiating an iteration that became non-finite (step "
+                f"{fwd.iterations}): the gradient is NaN.", ConvergenceWarning, stacklevel=4)
+            return [None] * nx + [p * math.nan for p in ps]
         xs = [stop_gradient(x) for x in xstar]
         xbar = [x * 0 if c is None else c for c, x in zip(xbar, xs)]
         _, pull = vjp(lambda *a: G(a[:nx], a[nx:]), *(xs + ps))

@@ -246,3 +246,84 @@ def test_forward_mode_is_a_named_error():
     b = tf.tensor(rand(rng, (N, N), "float64"))
     with pytest.raises(GradientError, match="eigsh: forward-mode"):
         tf.jvp(lambda t: tf.linalg.eigsh(herm(t), k=1)[1], (b,), (b,))
+
+
+# ------------------------------------------------------------- degenerate and bad input
+def _with_spectrum(rng, eigenvalues, dtype="float64"):
+    n = len(eigenvalues)
+    q, _ = np.linalg.qr(rand(rng, (n, n), dtype))
+    return (q * np.asarray(eigenvalues, float)) @ q.conj().T
+
+
+@pytest.mark.parametrize("n", [6, N])  # the dense path and the Krylov path
+@pytest.mark.parametrize("loss", ["value", "vector"])
+def test_eigsh_cutting_a_multiplet_is_reported(loss, n):
+    """k=1 with a 2-fold smallest eigenvalue: which member was computed is arbitrary, so the
+    loss has no derivative (the old pullback returned a gradient silently for eigenvalue
+    losses; for eigenvector losses only the adjoint solve's ConvergenceWarning hinted at it).
+    eigh and svds report a cut multiplet; eigsh now does too."""
+    rng = np.random.default_rng(1)
+    spec = [1.0, 1.0] + list(np.linspace(2.0, 5.0, n - 2))
+    a = _with_spectrum(rng, spec)
+    c = tf.arange(float(n))
+
+    def f(x):
+        w, v = tf.linalg.eigsh(x, k=1)
+        return w[0] if loss == "value" else tf.sum(v[:, 0] * c) ** 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tf.errors.ConvergenceWarning)
+        with pytest.warns(tf.errors.DegeneracyWarning, match="cut through a degenerate"):
+            tf.grad(f)(tf.tensor(a))
+
+
+@pytest.mark.parametrize("n", [6, N])
+def test_eigsh_whole_multiplet_is_exact_and_silent(n):
+    """k=2 covering the pair: the sum of the pair and its projector are exact, no report."""
+    rng = np.random.default_rng(2)
+    spec = [1.0, 1.0] + list(np.linspace(2.0, 5.0, n - 2))
+    a = _with_spectrum(rng, spec)
+    o = _observable(rng, "float64", n)
+
+    def f(x):
+        w, v = tf.linalg.eigsh(herm(x), k=2)
+        return tf.sum(w) + tf.sum(v * (o @ v))
+
+    def dense(x):
+        w, v = tf.linalg.eigh(herm(x))
+        return tf.sum(w[:2]) + tf.sum(v[:, :2] * (o @ v[:, :2]))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tf.errors.DegeneracyWarning)
+        g = tf.grad(f)(tf.tensor(a)).numpy()
+        gd = tf.grad(dense)(tf.tensor(a)).numpy()
+    assert close(g, gd, 1e-7)
+
+
+def test_eigsh_of_a_non_hermitian_matrix_raises():
+    """eigsh used the Hermitian part of whatever it was given, silently; a dense input is now
+    checked (to the rounding of its entries) and a non-Hermitian one names eigs."""
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal((5, 5))
+    with pytest.raises(tf.errors.NotHermitianError, match="use tenferro.linalg.eigs"):
+        tf.linalg.eigsh(tf.tensor(b))
+    assert issubclass(tf.errors.NotHermitianError, tf.errors.LinAlgError)
+    h = (b + b.T) / 2
+    q, _ = np.linalg.qr(rng.standard_normal((5, 5)))
+    rounded = (q * np.arange(1.0, 6.0)) @ q.T  # Hermitian up to rounding: accepted
+    for m in (h, rounded):
+        w = tf.linalg.eigsh(tf.tensor(m)).eigenvalues.numpy()
+        np.testing.assert_allclose(w, np.linalg.eigvalsh((m + m.T) / 2)[:1], atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, N])
+def test_eigsh_of_nan_raises_a_named_error(n):
+    """NumPy's LinAlgError ("Eigenvalues did not converge") leaked; now a tenferro LinAlgError
+    names eigsh and the cause, for dense matrices and for operators."""
+    a = np.eye(n)
+    a[0, 1] = a[1, 0] = np.nan
+    with pytest.raises(tf.errors.LinAlgError, match="NaN or inf"):
+        tf.linalg.eigsh(tf.tensor(a))
+    op = tf.linalg.LinearOperator(lambda v: tf.tensor(a) @ v, (n, n), "float64")
+    with pytest.raises(tf.errors.LinAlgError, match="not finite"):
+        tf.linalg.eigsh(op)

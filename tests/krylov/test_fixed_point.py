@@ -115,3 +115,40 @@ def test_result_does_not_depend_on_x0_and_gets_no_gradient():
     x1 = tf.fixed_point(_step, x0, a, b, tol=1e-14)
     x2 = tf.fixed_point(_step, tf.zeros(12), a, b, tol=1e-14)
     np.testing.assert_allclose(x1.numpy(), x2.numpy(), atol=1e-14)
+
+
+def test_an_iteration_that_goes_nan_is_reported():
+    """fixed_point skipped its ConvergenceWarning when the change was NaN (and max() dropped
+    the NaN, so a NaN iterate even counted as converged after one step)."""
+    def f(x, a):
+        return x * a + tf.log(x - 10.0)
+
+    with np.errstate(invalid="ignore"), pytest.warns(
+            tf.errors.ConvergenceWarning, match="diverged to NaN or inf at step 1"):
+        x, info = tf.fixed_point(f, tf.ones(3), tf.tensor(2.0), return_info=True)
+    assert np.isnan(x.numpy()).all() and not info.converged
+
+
+def test_a_diverging_iteration_is_reported_and_its_gradient_too():
+    """x <- 2 x: the iterates overflow the norm (1.3e154 came back silently, and a gradient
+    of -4.3e154). The change is measured without overflow now (not converged, warned), and
+    differentiating the unconverged result is reported as well."""
+    def f(x, a):
+        return x * a + 1.0
+
+    with pytest.warns(tf.errors.ConvergenceWarning, match="not converged after 1000"):
+        x = tf.fixed_point(f, tf.ones(3), tf.tensor(2.0))
+    assert np.isfinite(x.numpy()).all()  # 2^1000: huge, finite, and reported
+    with pytest.warns(tf.errors.ConvergenceWarning) as rec:
+        tf.grad(lambda a: tf.sum(tf.fixed_point(f, tf.ones(3), a)))(tf.tensor(2.0))
+    assert any("fixed point that was not reached" in str(r.message) for r in rec)
+
+
+def test_the_gradient_of_a_nan_iteration_is_nan_and_reported():
+    def f(x, a):
+        return x * a + tf.log(x - 10.0)
+
+    with np.errstate(invalid="ignore"), pytest.warns(tf.errors.ConvergenceWarning) as rec:
+        g = tf.grad(lambda a: tf.sum(tf.fixed_point(f, tf.ones(3), a)))(tf.tensor(2.0))
+    assert np.isnan(g.numpy())
+    assert any("the gradient is NaN" in str(r.message) for r in rec)

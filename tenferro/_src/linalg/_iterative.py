@@ -23,7 +23,7 @@ from chainrules import primitives as P
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import ConcretizationError
+from ..errors import ConcretizationError, LinAlgError
 from ..ops import (
     abs2,
     asarray,
@@ -314,6 +314,16 @@ def _scalar(z, dtype):
     return z.real if np.dtype(dtype).kind == "f" else z
 
 
+def require_finite(what: str, small) -> None:
+    """A projected (host) matrix built from the operator's products must be finite: NaN or
+    inf there means the operator produced them, and LAPACK would fail with a bare error."""
+    if not np.all(np.isfinite(small)):
+        raise LinAlgError(
+            f"{what}: the operator's products are not finite (NaN or inf); eigenpairs of a "
+            f"non-finite operator are not defined. Check the matrix (or the tensors the "
+            f"LinearOperator's matvec uses) for NaN/inf.")
+
+
 # ---------------------------------------------------------------- eigenproblems
 _HERMITIAN_WHICH = ("SA", "LA", "LM")
 _GENERAL_WHICH = ("LM", "LR", "SR")
@@ -342,6 +352,7 @@ def _ritz(H, mm, which, hermitian):
     the Krylov decomposition of size mm held in H[:mm + 1, :mm]."""
     Hm = H[:mm, :mm]
     b = H[mm, :mm]
+    require_finite("the Krylov eigensolver", Hm)
     if hermitian:
         theta, Y = np.linalg.eigh((Hm + Hm.conj().T) / 2)
     else:
@@ -473,6 +484,7 @@ def dense_eig(mv, n, dtype, device, k, which, hermitian):
     eye = asarray(np.eye(n, dtype=dtype), device=device)
     cols = [mv(eye[:, j]) for j in range(n)]
     M = value(basis(cols))
+    require_finite("the eigensolver", M)
     if hermitian:
         w, V = np.linalg.eigh((M + M.conj().T) / 2)
     else:

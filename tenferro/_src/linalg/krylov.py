@@ -10,8 +10,9 @@ result, evaluated with one more iterative solve (``design/krylov.md`` has the de
   b_bar = lambda and A_bar = -lambda x^H.
 * ``eigsh`` (Hermitian; thick-restart Lanczos): for eigenpairs (w_i, v_i),
   A_bar = V (diag(w_bar) + G) V^H - Z V^H, with G_ji = (v_j^H v_bar_i) / (w_i - w_j)
-  (Lorentzian-broadened like ``eigh``) over the computed pairs, and z_i solving
-  P (A - w_i) P z_i = P v_bar_i in the complement of the computed eigenvectors (GMRES).
+  (exact off ties, 0 on them, and checked like ``eigh``) over the computed pairs, and z_i
+  solving P (A - w_i) P z_i = P v_bar_i in the complement of the computed eigenvectors
+  (GMRES).
 * ``eigs`` (general; Krylov-Schur): with left eigenvectors u_i,
   A_bar = sum_i (lambda_bar_i u_i / (v_i^H u_i) - xi_i) v_i^H, where
   (A - lambda_i)^H xi_i = v_bar_i (projected on the normalisation/gauge) with v_i^H xi_i = 0.
@@ -39,6 +40,8 @@ import warnings
 
 import numpy as np
 
+from chainrules.primitives.degeneracy import check_cotangents, checks_on, report
+
 from ..autodiff.custom import custom_vjp
 from ..autodiff.reverse import vjp
 from ..core.tensor import Tensor
@@ -47,6 +50,8 @@ from ..errors import (
     ConvergenceWarning,
     GaugeWarning,
     GradientError,
+    LinAlgError,
+    NotHermitianError,
     ShapeError,
 )
 from ..ops import (
@@ -60,6 +65,7 @@ from ..ops import (
     imag,
     matmul,
     real,
+    reshape,
     stack,
     stop_gradient,
     take,
@@ -359,14 +365,25 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
     of the converged vectors is searched for missed degenerate partners.
 
     Derivative (implicit; degenerate spectra with gauge-invariant losses give finite, right
-    gradients): the computed pairs couple through Lorentzian-broadened 1/(w_i - w_j) (relative
-    width ``eps``, default as ``eigh``), the rest of the spectrum through one GMRES solve per
-    eigenvector with a non-zero cotangent, to ``adjoint_tol``. A loss that depends on the phase
-    of an eigenvector gets a ``GaugeWarning``."""
+    gradients): the computed pairs couple through 1/(w_i - w_j), exact off ties and 0 on ties
+    (closer than ``eps`` relative, default as ``eigh``), the rest of the spectrum through one
+    GMRES solve per eigenvector with a non-zero cotangent, to ``adjoint_tol``. As for ``eigh``,
+    the backward pass reports (``DegeneracyWarning``) a loss that uses individual eigenvalues
+    or the basis of a computed multiplet, and also one that uses a multiplet the k computed
+    pairs cut through (its other members not computed: which one was is arbitrary; found by
+    one more Krylov search in the backward pass). A loss that depends on the phase of an
+    eigenvector gets a ``GaugeWarning``.
+
+    A dense matrix must be Hermitian (to the rounding of its entries, 100 sqrt(n) eps |A|_F)
+    and finite: ``NotHermitianError`` (use ``eigs``) and ``LinAlgError`` otherwise. A
+    ``LinearOperator`` is known only through its products, so it cannot be checked: eigsh then
+    computes eigenpairs of the Hermitian part of what it sees. Non-finite products raise
+    ``LinAlgError``."""
     op = as_operator(A, "eigsh")
     m, n = op.shape
     if m != n:
         raise ShapeError(f"eigsh: the operator must be square, got shape {op.shape}.")
+    _check_hermitian(op)
     if which not in it._HERMITIAN_WHICH:
         raise ValueError(f"eigsh: which must be one of {it._HERMITIAN_WHICH}, got {which!r}.")
     k = int(k)
@@ -385,7 +402,7 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
     def forward(*params):
         res = _eig_forward("eigsh", op.bind(list(params)), n, dtype, device, k, which, True,
                            v0, tol, ncv_, maxiter, seed)
-        infos["fwd"] = res.info
+        infos["fwd"], infos["scale"] = res.info, res.scale
         _warn_unconverged("eigsh", res.info)
         order = np.argsort(np.real(res.values), kind="stable")
         w = asarray(np.real(res.values[order]).astype(it.real_dtype(dtype)), device=device)
@@ -398,6 +415,10 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
         if not _is_zero(Vbar):
             check_backward_mode("eigsh", Vbar, V)
         bop = op.bind(list(params))
+        if not _is_zero(Vbar):
+            Vbar = gauge_cotangent("eigsh", V, astype(Vbar, V.dtype))
+        _check_eigsh_ties(bop, w, V, wbar, Vbar, which, eps_, infos.get("scale", 0.0),
+                          tol, ncv_, maxiter, seed)
         W = None
         if not _is_zero(wbar):
             W = V * astype(wbar, V.dtype)[None, :]
@@ -418,13 +439,13 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
 
 
 def _eigsh_vector_adjoint(bop, w, V, Vbar, eps, tol, maxiter):
-    """W such that A_bar = W V^H is the eigenvector part of the eigsh pullback."""
-    Vbar = gauge_cotangent("eigsh", V, astype(Vbar, V.dtype))
+    """W such that A_bar = W V^H is the eigenvector part of the eigsh pullback (``Vbar``:
+    the gauge-free cotangent, ``gauge_cotangent``)."""
     C = matmul(it.adjoint(V), Vbar)  # C[j, i] = v_j^H vbar_i
     d = w[None, :] - w[:, None]  # d[j, i] = w_i - w_j
     scale = stop_gradient(abs(w).max()) if w.shape[0] else 1.0
-    e2 = (eps * scale) ** 2
-    F = d / (d * d + e2)
+    tie = abs(d) <= eps * scale  # 1/d exact off ties, 0 on them (as eigh)
+    F = where(tie, 0.0, 1.0 / where(tie, 1.0, d))
     G = C * astype(F, C.dtype)
     W = matmul(V, G)
     R = Vbar - matmul(V, C)
@@ -447,6 +468,98 @@ def _eigsh_vector_adjoint(bop, w, V, Vbar, eps, tol, maxiter):
         Z.append(z - matmul(V, matmul(it.adjoint(V), z)))
 
     return W - stack(Z, axis=1)
+
+
+def _check_hermitian(op) -> None:
+    """eigsh solves Hermitian problems: a dense matrix is checked (its anti-Hermitian part
+    against the rounding of its entries, 100 sqrt(n) eps |A|_F, two norms on the matrix's
+    device) and must be finite. A ``LinearOperator`` is only known through its products, so
+    nothing can be checked: eigsh then uses the Hermitian part of what it sees (the Lanczos
+    recurrence symmetrises the projected matrix)."""
+    if not op.is_dense:
+        return
+    a = op._dense
+    n = a.shape[0]
+    if not it.is_concrete(a):
+        return  # traced: eigsh raises ConcretizationError itself
+    skew = float(it.value(it.vnorm(reshape(a - it.adjoint(a), (-1,)))))
+    size = float(it.value(it.vnorm(reshape(a, (-1,)))))
+    if not math.isfinite(size):
+        raise LinAlgError(
+            f"eigsh: the matrix ({a.dtype}[{n},{n}]) has NaN or inf entries; eigenpairs of a "
+            f"non-finite matrix are not defined. Check how it was built.")
+    rtol = 100 * math.sqrt(n) * it.eps_of(a.dtype)
+    if skew > rtol * size:
+        raise NotHermitianError(
+            f"eigsh: the matrix ({a.dtype}[{n},{n}]) is not Hermitian: |A - A^H|_F = "
+            f"{skew:.3g}, {skew / max(size, 1e-300):.2e} of |A|_F (tolerance {rtol:.1e}). "
+            f"eigsh computes eigenpairs of Hermitian operators; use tenferro.linalg.eigs for a "
+            f"general matrix, or pass the Hermitian part (A + A^H) / 2 if that is what you "
+            f"mean.")
+
+
+def _check_eigsh_ties(bop, w, V, wbar, Vbar, which, eps, scale, tol, ncv, maxiter, seed):
+    """The degeneracy check of the eigsh pullback (as eigh's): inside the computed
+    eigenpairs, a loss must not depend on individual values of a multiplet or on the basis
+    inside it; and the computed set must not cut through a multiplet (its edge eigenvalue
+    tied to one that was not computed) if the loss uses that multiplet at all: the k-th
+    eigenpair is then an arbitrary member, like a truncation through a multiplet."""
+    if not checks_on(True):
+        return
+    wv = it.value(w)
+    wb = None if _is_zero(wbar) else it.value(wbar)
+    C = None if _is_zero(Vbar) else it.value(matmul(it.adjoint(V), Vbar))
+    if wv is None or (wb is None and C is None):
+        return
+    cts = {"values": np.zeros(wv.shape) if wb is None else np.real(wb), "rotation": C}
+    check_cotangents(cts, wv, op="eigh", eps=eps)
+    k, n = V.shape[1], V.shape[0]
+    if k >= n:
+        return
+    edge = k - 1 if which in ("SA",) else 0 if which == "LA" else int(np.argmin(np.abs(wv)))
+    width = eps * max(float(np.max(np.abs(wv))), 1e-300)
+    block = np.flatnonzero(np.abs(wv - wv[edge]) <= width)
+    used = (wb is not None and np.any(np.abs(wb[block]) > 0)) or (
+        C is not None and np.any(np.abs(C[:, block]) > 0))
+    if not used:
+        return
+    partner = _next_eigenvalue(bop, V, wv, which, scale, tol, ncv, maxiter, seed)
+    if partner is not None and abs(partner - wv[edge]) <= eps * max(
+            float(np.max(np.abs(wv))), abs(partner)):
+        report(
+            f"eigsh: the {k} computed eigenpair(s) cut through a degenerate eigenvalue "
+            f"{float(wv[edge]):.6g} (eigenvalue index {edge} of those computed; another one "
+            f"equal to it was not computed, {partner:.6g}): which member was computed is "
+            f"arbitrary, so the loss, which uses it, has no derivative there and the "
+            f"gradient returned is not one. Compute k covering the whole multiplet (k = "
+            f"{k + 1} or more), or use quantities of the whole multiplet.")
+
+
+def _next_eigenvalue(bop, V, wv, which, scale, tol, ncv, maxiter, seed):
+    """The most wanted eigenvalue after the computed ones: the same search on the operator
+    with the computed pairs moved out of the way (A + sigma V V^H for "SA"/"LA", A - V W V^H
+    for "LM")."""
+    n, k = V.shape
+    big = 4 * max(scale, float(np.max(np.abs(wv))), 1e-300)
+    Vh = it.adjoint(V)
+    if which == "LM":
+        shifts = astype(asarray(wv, device=getattr(V, "device", None)), V.dtype)
+
+        def mv(x):
+            return bop.matvec(x) - matmul(V, matmul(Vh, x) * shifts)
+    else:
+        sigma = big if which == "SA" else -big
+
+        def mv(x):
+            return bop.matvec(x) + matmul(V, matmul(Vh, x)) * sigma
+    rng = np.random.default_rng(seed + 7)
+    if n <= 2 * ncv:
+        res = it.dense_eig(mv, n, V.dtype, getattr(V, "device", None), 1, which, True)
+    else:
+        start = it.random_vector((n,), V.dtype, getattr(V, "device", None), rng)
+        res = it.krylov_schur(mv, start, 1, which, True, tol=tol, ncv=ncv, maxiter=maxiter,
+                              rng=rng)
+    return float(np.real(res.values[0])) if len(res.values) else None
 
 
 # --------------------------------------------------------------------------- eigs
@@ -570,6 +683,9 @@ def expm_multiply(A, v, t: float = 1.0, *, tol: float = 1e-12, krylov_dim: int =
     """``exp(t A) v`` by Krylov projection (Arnoldi, or Lanczos with ``hermitian=True``):
     ``exp(t A) v ~ ||v|| Q exp(t H) e_1``, with the step split into substeps until the a
     posteriori error estimate h_{m+1,m} |e_m^T exp(tau H) e_1| is below ``tol`` (relative).
+    ``krylov_dim`` is the starting dimension: when the substeps the estimate accepts would be
+    more than 64, it doubles (up to n, where the projection is exact, or max(4 krylov_dim,
+    64)); a tolerance no dimension reaches, or NaN/inf, raises ``LinAlgError``.
     ``t`` may be complex (``t = -1j * dt`` for real-time evolution). Derivative: v_bar =
     exp(t A)^H y_bar by the same method, and the operator's parameters by Gauss-Legendre
     quadrature of int_0^1 pullback(exp(t(1-s)A)^H y_bar, exp(t s A) v) ds (``quadrature``
@@ -647,18 +763,31 @@ def _expm_param_quadrature(op, bop, params, x, ybar, t, apply, nodes):
     return cur
 
 
+_SUBSTEPS = 64  # substeps per dimension before the Krylov dimension doubles
+_MIN_STEP = 1e-10  # smallest substep (a fraction of t) the error estimate may ask for
+
+
 def _krylov_expm(mv, v, t, tol, m, hermitian):
-    """exp(t A) v with Arnoldi/Lanczos substeps (Saad 1992; Hochbruck-Lubich)."""
+    """exp(t A) v with Arnoldi/Lanczos substeps (Saad 1992; Hochbruck-Lubich).
+
+    The dimension m is where the search starts: when the a posteriori error estimate only
+    accepts substeps that would need more than ``_SUBSTEPS`` of them to cover t, the
+    dimension doubles (up to n, where the projection is exact, or max(4 m, 64)), so a too
+    small ``krylov_dim`` costs a few restarts instead of 10^4 substeps. A tolerance that no
+    dimension reaches (substeps below 1e-10 t at the largest) raises ``LinAlgError``."""
     import scipy.linalg as sla
 
     n = v.shape[0]
     m = max(2, min(int(m), n))
+    m_max = min(n, max(4 * m, 64))
     beta0 = it.value(it.vnorm(v))
     if beta0 is None:
         raise ConcretizationError("expm_multiply needs concrete values (adaptive substeps); "
                                   "call it outside jit.")
     if float(beta0) == 0 or t == 0:
         return v
+    if not math.isfinite(float(beta0)):
+        raise LinAlgError("expm_multiply: the vector has NaN or inf entries.")
     dtype = np.result_type(np.dtype(v.dtype), np.complex64 if np.iscomplexobj(t) else
                            np.float32)
     v = astype(v, dtype)
@@ -667,40 +796,57 @@ def _krylov_expm(mv, v, t, tol, m, hermitian):
     remaining = 1.0  # fraction of t left
     tau = 1.0
     w = v
-    for _ in range(10000):
+    steps = 0
+    while True:
         beta = float(it.value(it.vnorm(w)))
         if beta == 0:
             return w
-        Q = [w / beta]
-        H = np.zeros((m + 1, m), dtype=hdt)
-        mm = m
-        for j in range(m):
-            z = mv(Q[j])
-            z, h = it.orthogonalize(it.basis(Q), z)
-            hn = float(it.value(it.vnorm(z)))
-            H[: j + 1, j] = it.value(h)
-            H[j + 1, j] = hn
-            if hn <= 1e-14 * max(np.abs(H).max(), 1e-300):
-                mm = j + 1
-                break
-            Q.append(z / hn)
+        Q, H, mm = _arnoldi(mv, w / beta, m, hdt)
+        if not np.all(np.isfinite(H)):
+            raise LinAlgError("expm_multiply: the operator's products are not finite (NaN or "
+                              "inf); check the matrix or the LinearOperator's matvec.")
         Hm = H[:mm, :mm]
         if hermitian:
             Hm = (Hm + Hm.conj().T) / 2
-        tau = min(tau * 2, remaining) if tau < remaining else remaining
+        tau = min(tau * 2, remaining)
         while True:
-            E = sla.expm(t * tau * Hm)
-            e1 = E[:, 0]
+            e1 = sla.expm(t * tau * Hm)[:, 0]
             err = beta * abs(H[mm, mm - 1]) * abs(e1[-1]) * abs(t) * tau if mm == m else 0.0
-            if err <= tol * tau * max(beta, 1e-300) or tau < 1e-12:
+            if err <= tol * tau * max(beta, 1e-300) or tau < _MIN_STEP:
                 break
             tau /= 2
-        coef = beta * e1
-        w = matmul(it.basis(Q[:mm]), it.host(coef.astype(hdt), dtype, Q[0]))
+        if mm == m and (tau < _MIN_STEP or remaining / tau > _SUBSTEPS) and m < m_max:
+            m = min(2 * m, m_max)  # the dimension is too small for this tolerance: grow it
+            tau = remaining
+            continue
+        if err > tol * tau * max(beta, 1e-300):
+            raise LinAlgError(
+                f"expm_multiply: the tolerance tol={tol:g} is not reached with Krylov "
+                f"dimension {m} even with substeps of {tau:.1e} t (error estimate "
+                f"{err / max(beta * tau, 1e-300):.1e}); raise tol (or krylov_dim).")
+        w = matmul(it.basis(Q[:mm]), it.host((beta * e1).astype(hdt), dtype, Q[0]))
         remaining -= tau
+        steps += 1
         if remaining <= 1e-15:
             return w
-    raise RuntimeError("expm_multiply: substepping did not finish")
+
+
+def _arnoldi(mv, q0, m, hdt):
+    """An Arnoldi (Lanczos: the same with full reorthogonalisation) basis of dimension <= m
+    from the unit vector q0: the vectors, the (m + 1, m) Hessenberg matrix and the dimension
+    reached (less than m at an invariant subspace: the projection is then exact)."""
+    Q = [q0]
+    H = np.zeros((m + 1, m), dtype=hdt)
+    for j in range(m):
+        z = mv(Q[j])
+        z, h = it.orthogonalize(it.basis(Q), z)
+        hn = float(it.value(it.vnorm(z)))
+        H[: j + 1, j] = it.value(h)
+        H[j + 1, j] = hn
+        if hn <= 1e-14 * max(np.abs(H).max(), 1e-300) or not math.isfinite(hn):
+            return Q, H, j + 1
+        Q.append(z / hn)
+    return Q, H, m
 
 
 _ = (zeros, LinearOperator)
