@@ -36,7 +36,7 @@ import functools
 
 import numpy as np
 
-from .degeneracy import checks_on, on_host, tie_blocks
+from .degeneracy import checks_on, eig_tie_groups, on_host, tie_blocks
 
 _SEED = contextvars.ContextVar("tenferro_tie_gauge_seed", default=0)
 _EPS_SCALE = contextvars.ContextVar("tenferro_tie_eps_scale", default=1.0)
@@ -194,8 +194,6 @@ def generic_eig_basis(xp, w, v):
     are left as they are: the backward check reports them whatever the basis."""
     if not _active(w):
         return w, v
-    from .degeneracy import eig_tie_groups
-
     wn = _host(xp, w)
     tol = rounding_width(wn.dtype, wn.shape[-1])
     dt = xp.np_dtype(v.dtype)

@@ -69,6 +69,7 @@ LINALG = {
     "funm", "logm", "powm", "sqrtm",  # functions of Hermitian matrices, exact at degeneracies
     "SingularMatrixError",  # also in tenferro.errors: raised by inv, solve, cholesky
     "LinearOperator", "eigs", "eigsh", "expm_multiply", "linsolve", "randomized_svd", "svds",
+    "check_gauge_invariance", "tie_gauge",  # gauge dependence at exact degeneracies
 }
 
 NN = {
