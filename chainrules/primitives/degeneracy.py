@@ -563,13 +563,16 @@ def _listing(op, found: list) -> str:
     return head if len(found) <= 3 else f"{head} and {len(found) - 3} more multiplets"
 
 
-# Why singular values below ``tol * max`` are not checked for value dependence (eigenvalues
-# near zero are ordinary eigenvalues and are checked): they are rounding noise of a
-# numerically rank-deficient matrix (the tails of TRG/HOTRG tensors, blocks
-# of exact zeros), second-order passes route small cotangents through them (the kept/discarded
-# coupling 1/(s_k - s_i) depends on each discarded s_i), and checking them would flag every
-# such Hessian although its effect is at rounding level (the TRG specific heat agrees with
-# finite differences to 1e-12). Rotations inside them are still checked.
+# Why multiplets below ``tol * max`` are not checked for value dependence (eigenvalues near
+# zero are ordinary eigenvalues and are checked): they are the tail of a numerically
+# rank-deficient matrix (TRG/HOTRG tensors), second-order passes route small cotangents
+# through them (the kept/discarded coupling 1/(s_k - s_i) depends on each discarded s_i), and
+# checking them would flag every such Hessian although its effect is at rounding level.
+# Exactly zero singular values (rounding) are checked by ``_zero_values`` instead: a loss
+# with a cotangent there has no derivative in general (the reconstruction at A = 0). In a
+# TRG/HOTRG Hessian of the Ising model they are reported, although exact along beta: the Z_2
+# symmetry keeps them zero for every beta, a direction the check cannot see (as for the
+# symmetry-protected multiplets). Rotations inside them are checked.
 
 
 def _antihermitian_excess(ct, blk, limit, *, diagonal) -> bool:
@@ -632,8 +635,9 @@ def _report_zero_values(op, blocks):
         f"svd: the loss depends on {blocks}: a singular value has a kink at 0 (s = |sigma|) "
         f"and the singular vectors of zero singular values are not determined, so the "
         f"gradient returned (which multiplies their motion by s = 0) is not the derivative. "
-        f"Losses of A itself (e.g. U diag(S) Vh) should use A directly; sum(S**2) is exact. "
-        f"{ADVICE['svd']}"
+        f"Derivatives along directions that keep them exactly zero (e.g. in a parameter of a "
+        f"model whose symmetry makes them zero) are still exact. Losses of A itself (e.g. "
+        f"U diag(S) Vh) should use A directly; sum(S**2) is exact. {ADVICE['svd']}"
     )
 
 

@@ -8,10 +8,11 @@ eig. Every case must be either
 
 A silent inexact gradient fails, and so does a warning on an exact one (a false alarm).
 
-``PROBE`` lists the cases the backward check cannot see by construction (design/linalg.md,
-"What one backward pass cannot see"): a loss that uses the factors *and* the matrix itself
-(<U M V^H, A>), and losses that depend on a discrete gauge choice. For those the default run
-may be silent, and ``tenferro.linalg.check_gauge_invariance`` must report them.
+Cases expected as "probe" are the ones the backward check cannot see by construction
+(design/linalg.md, "What one backward pass cannot see"): a loss that uses the factors *and*
+the matrix itself (<U M V^H, A>), and a loss that depends on a discrete gauge choice (the sign
+of a real null pair). For those the default run may be silent, and
+``tenferro.linalg.check_gauge_invariance`` must report them.
 """
 
 from __future__ import annotations

@@ -37,8 +37,12 @@ def test_trg_ising_example_runs_on_another_device(capsys):
     cpu = capsys.readouterr().out
     assert ex.main(args + ["--device", "strict:1"]) == 0
     dev = capsys.readouterr().out
-    table = [line for line in cpu.splitlines() if line.startswith(" 0.40000")]
-    assert table and table == [line for line in dev.splitlines() if line.startswith(" 0.40000")]
+    table = [line.split() for line in cpu.splitlines() if line.startswith(" 0.40000")]
+    other = [line.split() for line in dev.splitlines() if line.startswith(" 0.40000")]
+    # every printed value agrees; the last column, |c_fwd - c_rev|, is rounding (1e-16), and
+    # the basis svd returns inside exact ties differs on an accelerator (no host read there)
+    assert table and [r[:-1] for r in table] == [r[:-1] for r in other]
+    assert all(float(r[-1]) < 1e-12 for r in table + other)
 
 
 def test_quickstart_example(capsys):
