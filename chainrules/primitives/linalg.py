@@ -56,14 +56,17 @@ from .tie_gauge import generic_eigh_basis, generic_svd_basis
 
 
 # ============================================================================ errors
-def _lapack(xp, op: str, fn, a, problem: str, fix: str):
+def _lapack(xp, op: str, fn, a, problem: str, fix: str, *others):
     """Run a LAPACK call; turn its failure (or a non-finite result of finite input, which some
-    GPU libraries return instead of failing) into a ``SingularMatrixError``."""
+    GPU libraries return instead of failing) into a ``SingularMatrixError``. A non-finite
+    right-hand side in ``others`` (an inf cotangent in solve's backward pass) makes a
+    non-finite result the right answer, not a sign of singularity."""
     try:
         out = fn()
     except np.linalg.LinAlgError as e:
         raise SingularMatrixError(_singular_message(xp, op, a, problem, fix)) from e
-    if not bool(xp.all(xp.isfinite(out))) and bool(xp.all(xp.isfinite(a))):
+    if not bool(xp.all(xp.isfinite(out))) and all(
+            bool(xp.all(xp.isfinite(x))) for x in (a, *others)):
         raise SingularMatrixError(_singular_message(xp, op, a, problem, fix))
     return out
 
@@ -697,7 +700,8 @@ def _solve_aval(a, rhs):
 
 
 solve_p.def_impl(lambda xp, a, rhs: _lapack(
-    xp, "solve", lambda: xp.linalg_ext.solve(a, rhs), a, "the matrix is singular", _SINGULAR_FIX))
+    xp, "solve", lambda: xp.linalg_ext.solve(a, rhs), a, "the matrix is singular", _SINGULAR_FIX,
+    rhs))
 
 
 @solve_p.def_jvp

@@ -86,3 +86,15 @@ def test_slogdet_at_a_singular_matrix(rng):
     assert sign.item() == 0 and logabs.item() == -np.inf
     with pytest.raises(la.SingularMatrixError, match=r"slogdet"):
         tf.grad(lambda x: la.slogdet(x).logabsdet)(a)
+
+
+def test_solve_gradient_with_an_inf_cotangent_is_not_called_singular():
+    """A well-conditioned matrix and an infinite cotangent: the backward solve gets an inf
+    right-hand side, so its non-finite result is the answer, not a sign that A is singular."""
+    a = T(np.array([[2.0, 1.0], [0.0, 3.0]]))
+    b = T(np.array([1.0, 2.0]))
+    w = T(np.array([np.inf, 1.0]))
+    g = tf.grad(lambda a: (la.solve(a, b) * w).sum())(a).numpy()
+    assert not np.isfinite(g).all()
+    with pytest.raises(TenferroError, match="singular"):  # a singular matrix still says so
+        tf.grad(lambda a: (la.solve(a, b) * w).sum())(T(np.array([[1.0, 1.0], [1.0, 1.0]])))
