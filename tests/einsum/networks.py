@@ -28,6 +28,26 @@ def peps_norm(L, D, d=2):
     return shapes, labels
 
 
+def ising_lattice(L, bond=2):
+    """``(shapes, label lists)`` of the partition function of an LxL open Ising lattice: one
+    tensor per site with one bond per neighbour (corners 2, edges 3, bulk 4)."""
+    shapes, labels = [], []
+    for i in range(L):
+        for j in range(L):
+            labs = []
+            if j > 0:
+                labs.append(("h", i, j - 1))
+            if i > 0:
+                labs.append(("v", i - 1, j))
+            if j < L - 1:
+                labs.append(("h", i, j))
+            if i < L - 1:
+                labs.append(("v", i, j))
+            shapes.append((bond,) * len(labs))
+            labels.append(labs)
+    return shapes, labels
+
+
 def random_regular(n, degree=3, bond=2, seed=0):
     """One tensor per vertex of a random ``degree``-regular graph, one index per edge."""
     rng = random.Random(seed)

@@ -186,8 +186,13 @@ def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
     name; a ``PathOptimizer`` (e.g. ``cotengra.HyperOptimizer()``); an explicit path in
     opt_einsum's format (e.g. ``[(1, 2), (0, 1)]``); or ``False`` (left to right).
 
-    ``max_time``: the search budget of ``"auto"`` in seconds (default 10; the search also stops
-    once the predicted contraction time is small next to the time already spent searching).
+    ``max_time``: a bound on the planning time of ``"auto"`` in wall-clock seconds (met to
+    within ~20%: steps that cannot be interrupted start only when predicted to fit). Without
+    it the search may spend 10 s of CPU time (a busy machine stretches the wall clock, not the
+    work done, so plans do not get worse under load), capped at 60 s of wall-clock time. In
+    both cases the search stops once the best path found would contract faster than the
+    planning so far took (small networks plan in milliseconds), and the path returned never
+    has more FLOPs or a larger intermediate than opt_einsum's greedy path.
 
     ``max_memory`` (alias ``memory_limit``): the most the contraction may hold at once,
     operands not counted: elements (int), bytes (``"8GB"``, ``"512 MiB"``) or ``"max_input"``.

@@ -20,7 +20,9 @@ from collections import OrderedDict, namedtuple
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 
-DISK_FORMAT = 1
+DISK_FORMAT = 2
+"""2: plans of the search that keeps greedy's path among its candidates (format-1 files may
+hold paths worse than greedy's and are ignored)."""
 
 
 class PlanCache:

@@ -33,13 +33,13 @@ from ..caches import BoundedCache
 from ..errors import ShapeError
 from . import cache as disk
 from .costs import FLOP_RATE, costs_of, predicted_seconds, replay
+from .effort import DEFAULT_MAX_TIME, Effort
 from .lower import lower
 from .memory import fmt_bytes, fmt_elements, peak_elements, physical_memory, sliced_peak
 from .parse import describe_interleaved, label_name, parse_string, split_interleaved
 from .problem import Problem
 from .recorder import Recorder, prod
 from .search import (
-    DEFAULT_MAX_TIME,
     Found,
     PlanningWarning,
     auto_search,
@@ -327,6 +327,7 @@ def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
     """Search (or read from ``cache_dir``), slice to fit ``limit`` elements (or, without a
     limit, the machine's memory), warn about huge costs."""
     t0 = time.perf_counter()
+    effort = Effort(max_time)
     ram = physical_memory()
     guard = soft = None
     if limit is None and ram is not None:
@@ -341,26 +342,29 @@ def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
             found = _validated(prob, hit)
     from_disk = found is not None
     if found is None:
-        found = _search(prob, kind, opt, limit if limit is not None else soft, max_time)
+        found = _search(prob, kind, opt, limit if limit is not None else soft, effort)
     plan = ContractionPlan(prob, found, 0.0, limit, key)
     unsliced_peak = plan.peak_memory
     if limit is not None:
-        plan = _fit(prob, plan, found, kind, limit, key, itemsize)
+        plan = _fit(prob, plan, found, kind, limit, key, itemsize, effort)
     elif guard is not None and unsliced_peak > guard:
-        plan = _fit(prob, plan, found, kind, guard, key, itemsize)
+        unsliced = plan
+        plan = _fit(prob, plan, found, kind, guard, key, itemsize, effort)
         warnings.warn(
-            f"{prob.op}: the contraction of {_ellipsize(prob.text, 160)} would hold "
-            f"{fmt_bytes(unsliced_peak * itemsize)} at once, more than this machine's "
-            f"{fmt_bytes(ram)} of memory allow; it is sliced into {plan.n_slices} pieces "
-            f"({plan.flops / max(found_flops(prob, found), 1):.3g}x the FLOPs) to fit. Pass "
-            f"max_memory= to choose the limit yourself.",
+            f"{prob.op}: the contraction of {_ellipsize(prob.text, 160)} along "
+            f"{_path_text(unsliced, itemsize)} would hold {fmt_bytes(unsliced_peak * itemsize)} "
+            f"at once, more than this machine's {fmt_bytes(ram)} of memory allow; it is sliced "
+            f"into {plan.n_slices} pieces ({plan.flops / max(unsliced.flops, 1):.3g}x the "
+            f"FLOPs) to fit. Pass max_memory= to choose the limit yourself"
+            f"{_better_hint(kind)}.",
             PlanningWarning, stacklevel=4,
         )
     elif ram is not None and unsliced_peak * itemsize > BIG_FRACTION * ram:
         warnings.warn(
-            f"{prob.op}: the contraction of {_ellipsize(prob.text, 160)} will hold "
-            f"{fmt_bytes(unsliced_peak * itemsize)} at once, more than half of this "
-            f"machine's {fmt_bytes(ram)}. Pass max_memory= to slice it into smaller pieces.",
+            f"{prob.op}: the contraction of {_ellipsize(prob.text, 160)} along "
+            f"{_path_text(plan, itemsize)} will hold {fmt_bytes(unsliced_peak * itemsize)} at "
+            f"once, more than half of this machine's {fmt_bytes(ram)}. Pass max_memory= to "
+            f"slice it into smaller pieces{_better_hint(kind)}.",
             PlanningWarning, stacklevel=4,
         )
     found = Found(plan.path, plan._sliced_syms, plan.planner, plan.trials)
@@ -376,8 +380,17 @@ def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
     return plan
 
 
-def found_flops(prob, found) -> int:
-    return costs_of(prob.op, prob.terms, prob.output, prob.size_dict, found.path).flops
+def _path_text(plan, itemsize) -> str:
+    """Which path a warning is about: its planner, costs and (the start of) its steps."""
+    return (f"the path found by {plan.planner} ({plan.flops:.3g} FLOPs, largest intermediate "
+            f"{fmt_elements(plan.largest_intermediate, itemsize)}; path "
+            f"{_ellipsize(str(plan.path), 120)})")
+
+
+def _better_hint(kind) -> str:
+    if kind == "auto":
+        return ", or a longer max_time= for a narrower path"
+    return ", or optimize='auto' for a narrower path"
 
 
 def _validated(prob, hit):
@@ -391,7 +404,7 @@ def _validated(prob, hit):
     return Found(path, sliced, planner, trials)
 
 
-def _search(prob, kind, opt, limit, max_time) -> Found:
+def _search(prob, kind, opt, limit, effort) -> Found:
     n = prob.n
     if kind == "path":
         return Found(opt, planner="explicit path")
@@ -404,10 +417,10 @@ def _search(prob, kind, opt, limit, max_time) -> Found:
     all_sliceable = prob.sliceable == set(prob.size_dict) - set(prob.output)
     # the largest intermediate the search aims at: a peak is typically 2-4 intermediates
     target = max(1, limit // 4) if limit is not None and all_sliceable else None
-    return auto_search(prob, max_time, target)
+    return auto_search(prob, None, target, effort)
 
 
-def _fit(prob, plan, found, kind, limit, key, itemsize) -> ContractionPlan:
+def _fit(prob, plan, found, kind, limit, key, itemsize, effort) -> ContractionPlan:
     """Slice ``found`` until the plan's peak memory is at most ``limit`` elements."""
     out_size = prod(prob.est[lab] for lab in prob.out)
     if out_size > limit:
@@ -421,7 +434,7 @@ def _fit(prob, plan, found, kind, limit, key, itemsize) -> ContractionPlan:
     for _ in range(256):
         if plan.peak_memory <= limit:
             return plan
-        nxt = slice_found(prob, found, target, reconfigure=kind == "auto")
+        nxt = slice_found(prob, found, target, effort if kind == "auto" else None)
         if nxt is None:
             break
         found = nxt
@@ -450,7 +463,9 @@ def _warn_huge(prob, plan, kind, max_time, itemsize):
         f"{prob.op}: the best contraction path found for {_ellipsize(prob.text, 160)} "
         f"({plan.planner}) needs {plan.flops:.3g} FLOPs, predicted "
         f"{_fmt_seconds(plan.predicted_time)} at {FLOP_RATE:.2g} FLOP/s, with a largest "
-        f"intermediate of {fmt_elements(plan.largest_intermediate, itemsize)}. To do better: "
+        f"intermediate of {fmt_elements(plan.largest_intermediate, itemsize)} (path "
+        f"{_ellipsize(str(plan.path), 120)}"
+        + ("" if plan.n_slices == 1 else f", {plan.n_slices} slices") + "). To do better: "
         f"{'; '.join(hints)}.",
         PlanningWarning, stacklevel=5,
     )

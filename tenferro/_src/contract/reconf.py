@@ -10,7 +10,7 @@ to the random-greedy result of ``search.auto_search`` when cotengra is not.
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 
 import opt_einsum as oe
 
@@ -24,9 +24,9 @@ def _step_flops(union, keep, size) -> int:
     return n * (2 if len(union) > len(keep) else 1)
 
 
-def reconfigure(prob, path, deadline: float, subtree_size: int = 6):
-    """A path at most as expensive as ``path`` (FLOPs), improved until ``deadline``
-    (``time.perf_counter()`` value) or until no subtree improves."""
+def reconfigure(prob, path, stop: Callable[[], bool], subtree_size: int = 6):
+    """A path at most as expensive as ``path`` (FLOPs), improved subtree by subtree until
+    ``stop()`` says so or no subtree improves."""
     size = prob.size_dict
     n = prob.n
     records, root, sets = replay(prob.op, [set(t) for t in prob.terms], set(prob.output), path)
@@ -39,12 +39,12 @@ def reconfigure(prob, path, deadline: float, subtree_size: int = 6):
         return _step_flops(keep[a] | keep[b], keep[v], size)
 
     improved = True
-    while improved and time.perf_counter() < deadline:
+    while improved and not stop():
         improved = False
         for v in sorted(kids, key=flops, reverse=True):
             if v not in kids:
                 continue  # replaced in this sweep
-            if time.perf_counter() >= deadline:
+            if stop():
                 break
             # grow a frontier below v, always opening its most expensive internal node
             frontier, inner = list(kids[v]), [v]
