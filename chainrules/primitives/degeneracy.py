@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
-from ..errors import DegeneracyWarning, ShapeError, TenferroError
+from ..errors import DegeneracyWarning, DTypeError, ShapeError, TenferroError
 from ..params import REAL, one_of, tuple_of
 from . import _batching
 from ._checks import require_inexact, require_real, same_shape_and_dtype
@@ -62,6 +62,20 @@ def default_tie_eps(dtype) -> float:
     """Default relative tie tolerance of the svd/eigh derivatives: 1e-4 in single precision,
     1e-10 in double (``tenferro.linalg.default_eps`` explains the choice)."""
     return 1e-4 if np.dtype(dtype) in (np.dtype("float32"), np.dtype("complex64")) else 1e-10
+
+
+def tie_eps(eps) -> float:
+    """A relative tie tolerance of the svd/eigh/eig derivatives: a finite number >= 0. The
+    one check, applied by the eager functions and by these primitives' shape rules (so a
+    traced graph or a graph file cannot hold a tolerance eager refuses)."""
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
+        raise DTypeError(f"eps must be a number (a relative tie tolerance), got "
+                         f"{type(eps).__name__} {eps!r:.40}.")
+    eps = float(eps)
+    if not 0 <= eps < np.inf:
+        raise ShapeError(f"eps must be a finite non-negative float (a relative tie tolerance), "
+                         f"got {eps}.")
+    return eps
 
 
 def degeneracy_mode() -> str:
@@ -167,6 +181,7 @@ PARTS = ("values", "signed_values", "rotation", "zero_rotation", "complement")
 
 
 def _guard_aval(*ops, op, parts, eps):
+    tie_eps(eps)
     if op not in ADVICE:
         raise ShapeError(f"degeneracy check: op must be one of {', '.join(ADVICE)}, got "
                          f"{op!r}.")

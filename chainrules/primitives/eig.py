@@ -38,7 +38,7 @@ from ..params import REAL
 from . import _batching
 from . import elementwise as E
 from . import reductions as R
-from .degeneracy import cut_inverse_p, guard
+from .degeneracy import cut_inverse_p, guard, tie_eps
 from .linalg import _cols, _rows, inv_p
 from .tie_gauge import generic_eig_basis
 
@@ -63,6 +63,7 @@ eig_p = Primitive(
 
 @eig_p.def_abstract_eval
 def _eig_aval(a, *, eps):
+    tie_eps(eps)
     if not is_inexact(a.dtype):
         raise DTypeError(
             f"eig: expected a float or complex matrix, got {fmt_aval(a)}; convert it with "

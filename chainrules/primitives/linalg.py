@@ -49,6 +49,7 @@ from .degeneracy import (
     degeneracy_guard_p,
     guard,
     on_host,
+    tie_eps,
 )
 from .elementwise import _nonlinear
 from .spectral import funm_p
@@ -295,6 +296,7 @@ def _svd_shapes(a, full_matrices):
 
 @svd_p.def_abstract_eval
 def _svd_aval(a, *, full_matrices, eps):
+    tie_eps(eps)
     _require_matrix("svd", a)
     us, ss, vs = _svd_shapes(a, full_matrices)
     return (ShapedArray(us, a.dtype), ShapedArray(ss, real_dtype(a.dtype)),
@@ -410,6 +412,7 @@ _batching.leading(svdvals_p)
 
 @svdvals_p.def_abstract_eval
 def _svdvals_aval(a, *, eps):
+    tie_eps(eps)
     _require_matrix("svdvals", a)
     return ShapedArray(a.shape[:-2] + (min(a.shape[-2:]),), real_dtype(a.dtype))
 
@@ -446,6 +449,7 @@ _batching.leading(eigh_p)
 
 @eigh_p.def_abstract_eval
 def _eigh_aval(a, *, eps):
+    tie_eps(eps)
     _require_matrix("eigh", a, square=True)
     return ShapedArray(a.shape[:-1], real_dtype(a.dtype)), ShapedArray(a.shape, a.dtype)
 
@@ -496,6 +500,7 @@ _batching.leading(eigvalsh_p)
 
 @eigvalsh_p.def_abstract_eval
 def _eigvalsh_aval(a, *, eps):
+    tie_eps(eps)
     _require_matrix("eigvalsh", a, square=True)
     return ShapedArray(a.shape[:-1], real_dtype(a.dtype))
 
@@ -988,6 +993,19 @@ def truncation_rank(xp, s, max_rank=None, cutoff=None, relative_cutoff=None) -> 
     return r
 
 
+def check_truncation(max_rank, cutoff, relative_cutoff, op: str = "svd") -> None:
+    """The truncation options of a truncated SVD: ``max_rank`` a positive integer, ``cutoff``
+    >= 0, ``relative_cutoff`` in [0, 1] (NaN refused). The one check, applied by the eager
+    ``svd`` and by ``truncation_indices``'s shape rule (so graph files too)."""
+    if max_rank is not None and (isinstance(max_rank, bool) or int(max_rank) != max_rank
+                                 or max_rank < 1):
+        raise ShapeError(f"{op}: max_rank must be a positive integer, got {max_rank!r}.")
+    if cutoff is not None and not cutoff >= 0:
+        raise ShapeError(f"{op}: cutoff must be >= 0, got {cutoff!r}.")
+    if relative_cutoff is not None and not 0 <= relative_cutoff <= 1:
+        raise ShapeError(f"{op}: relative_cutoff must lie in [0, 1], got {relative_cutoff!r}.")
+
+
 truncation_indices_p = Primitive(
     "truncation_indices", differentiable=False,
     convention="integer output (the kept positions): no gradient",
@@ -1005,6 +1023,7 @@ truncation_indices_p.__doc__ = (
 
 @truncation_indices_p.def_abstract_eval
 def _trunc_aval(s, *, max_rank, cutoff, relative_cutoff, size):
+    check_truncation(max_rank, cutoff, relative_cutoff)
     require_real("truncation_indices", s)
     if s.ndim < 1:
         raise ShapeError(f"truncation_indices: expected singular values, got {s}.")

@@ -3,6 +3,9 @@ named the same way in eager and traced mode, derivative failures naming the user
 and graph files whose structure disagrees with their program."""
 
 import json
+import os
+import re
+import threading
 import zipfile
 
 import numpy as np
@@ -10,7 +13,14 @@ import pytest
 
 import tenferro as tf
 from chainrules import primitives as P
-from tenferro.errors import GraphError, GraphFormatError, LinAlgError, ShapeError, TenferroError
+from tenferro.errors import (
+    GraphError,
+    GraphFileError,
+    GraphFormatError,
+    LinAlgError,
+    ShapeError,
+    TenferroError,
+)
 
 
 def _add_one(x):
@@ -178,6 +188,96 @@ def test_graph_file_params_are_validated_against_the_primitive(tmp_path):
     _rewrite(path, edit)
     with pytest.raises(GraphFormatError, match=r"cutoff"):
         tf.load(path)
+
+
+@tf.custom_vjp
+def _clipped(x):
+    return tf.clip(x, -1.0, 1.0)
+
+
+_clipped.defvjp(lambda x: (_clipped(x), (x,)), lambda res, ct: (ct * (tf.abs(res[0]) < 1),))
+
+
+def _self_calling(doc):
+    """The function of call 0 uses call 0 (only its rules may)."""
+    fun = doc["calls"][0]["programs"]["fun"]
+    x = fun["inputs"][0]
+    fun["eqns"] = [{"prim": "custom_vjp_call", "inputs": [x["id"]], "params": {"call": {"call": 0}},
+                    "outputs": [{"id": 999, "shape": x["shape"], "dtype": x["dtype"]}],
+                    "source": None}]
+    fun["outputs"] = [999]
+
+
+def _set_param(name, value):
+    def edit(doc):
+        for e in doc["eqns"]:
+            if name in e["params"]:
+                e["params"][name] = value
+    return edit
+
+
+def _hostile_graph(tmp_path, family):
+    """A graph file of one hostile family: ``(path, load keywords)``."""
+    if family == "device":
+        return "/dev/zero", {}
+    if family in ("link to a device", "fifo"):
+        path = tmp_path / f"{family.replace(' ', '_')}.tfg"
+        (os.symlink("/dev/zero", path) if family != "fifo" else os.mkfifo(path))
+        return path, {}
+    if family in ("equations", "file size"):
+        _, path = _saved(tmp_path)
+        n = len(tf.load(path).eqns)
+        kw = ({"max_eqns": n - 1} if family == "equations"
+              else {"max_file_bytes": path.stat().st_size - 1})
+        return path, kw
+    if family == "self-calling function":
+        g = tf.trace(lambda x: tf.sum(_clipped(x * 2.0)), tf.tensor([0.2, 0.9]))
+        edit = _self_calling
+    else:  # a parameter eager refuses
+        g = tf.trace(lambda a: tf.linalg.svd(a, cutoff=0.5)[1],
+                     tf.tensor(np.diag([3.0, 2.0, 0.1])))
+        edit = {"svd cutoff NaN": _set_param("cutoff", float("nan")),
+                "svd eps NaN": _set_param("eps", float("nan")),
+                "svd eps negative": _set_param("eps", -1e-3)}[family]
+    path = tmp_path / "g.tfg"
+    g.save(path)
+    _rewrite(path, edit)
+    return path, {}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX devices and FIFOs")
+@pytest.mark.parametrize("family, error, match", [
+    ("device", GraphFileError, "character device"),
+    ("link to a device", GraphFileError, "leads to '/dev/zero'"),
+    ("fifo", GraphFileError, "FIFO"),
+    ("equations", GraphFormatError, "more than max_eqns"),
+    ("file size", GraphFormatError, "more than max_file_bytes"),
+    ("self-calling function", GraphFormatError, "cannot call itself"),
+    ("svd cutoff NaN", GraphFormatError, r"cutoff must be >= 0, got nan"),
+    ("svd eps NaN", GraphFormatError, r"eps must be a finite non-negative float"),
+    ("svd eps negative", GraphFormatError, r"eps must be a finite non-negative float"),
+])
+def test_hostile_graph_files_are_refused_at_once_with_a_named_error(tmp_path, family, error,
+                                                                     match):
+    """Families of hostile files: not a regular file (read without end, or blocking), too
+    many equations, too large, a custom rule whose function calls itself, parameters eager
+    refuses. Each is refused within a second, by a named error and no internal one."""
+    path, kw = _hostile_graph(tmp_path, family)
+    caught = []
+
+    def load():
+        try:
+            tf.load(path, **kw)
+        except BaseException as e:  # noqa: BLE001 - examined below
+            caught.append(e)
+
+    t = threading.Thread(target=load, daemon=True)
+    t.start()
+    t.join(10.0)
+    assert not t.is_alive() and caught, f"{family}: load did not finish"
+    assert isinstance(caught[0], error), repr(caught[0])
+    assert re.search(match, str(caught[0])), str(caught[0])
+    assert not re.search(r"\b(Attribute|Type|Key|Index)Error\b", str(caught[0]))
 
 
 def test_a_zip_bomb_is_refused_before_decompression(tmp_path):

@@ -1,9 +1,12 @@
 """Graph files are untrusted input: every corrupt or hostile file is a ``GraphFormatError``
 naming what is wrong, checked before anything is allocated (design/graph-files.md)."""
 
+import gc
 import inspect
 import io
 import json
+import os
+import re
 import sys
 import threading
 import time
@@ -18,7 +21,13 @@ from chainrules import PRIMITIVES
 from chainrules.symbolic import Sym, bound_of
 from tenferro._src.traced import serialize
 from tenferro._src.traced.graph_params import NEW_SIZE, PARAM_KINDS, PRODUCES_SIZE
-from tenferro.errors import GraphError, GraphFormatError
+from tenferro.errors import (
+    GraphError,
+    GraphFileError,
+    GraphFormatError,
+    ShapeError,
+    TenferroError,
+)
 from tenferro.pytree import tree_leaves
 
 T = tf.tensor
@@ -538,3 +547,233 @@ def test_save_refuses_what_load_would_refuse(tmp_path):
     g = tf.trace(lambda t: tf.sin(tree_leaves(t)[0]), tree)
     with pytest.raises(GraphError, match="nests deeper than 64"):
         g.save(tmp_path / "deep.tfg")
+
+
+# ------------------------------------------------------------------ what a path may be
+def _load_in_thread(path, timeout=10.0, **kw):
+    """``tf.load(path)`` in a daemon thread: a loader that blocks (a FIFO) or reads without
+    end (a device) must not hang the test run. Returns the exception it raised."""
+    out = []
+
+    def work():
+        try:
+            tf.load(path, **kw)
+            out.append(None)
+        except BaseException as e:  # noqa: BLE001 - examined by the caller
+            out.append(e)
+
+    t = threading.Thread(target=work, daemon=True)
+    t0 = time.perf_counter()
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), f"load({path}) did not return within {timeout} s"
+    return out[0], time.perf_counter() - t0
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero and mkfifo (POSIX)")
+def test_devices_fifos_and_links_to_them_are_refused_before_reading(tmp_path):
+    os.symlink("/dev/zero", tmp_path / "zeros.tfg")
+    os.mkfifo(tmp_path / "pipe.tfg")
+    os.symlink(tmp_path / "pipe.tfg", tmp_path / "to_pipe.tfg")
+    for path, kind in (("/dev/zero", "character device"), ("/dev/urandom", "character device"),
+                       (tmp_path / "zeros.tfg", "character device"),
+                       (tmp_path / "pipe.tfg", "FIFO"), (tmp_path / "to_pipe.tfg", "FIFO"),
+                       (tmp_path, "directory")):
+        err, took = _load_in_thread(path)
+        assert isinstance(err, GraphFileError) and isinstance(err, OSError), (path, err)
+        assert kind in str(err) and "not a graph file" in str(err), str(err)
+        assert took < 1.0, (path, took)
+    assert "leads to '/dev/zero'" in str(_load_in_thread(tmp_path / "zeros.tfg")[0])
+    with open("/dev/zero", "rb") as fh:  # an open file is checked the same way
+        assert isinstance(_load_in_thread(fh)[0], GraphFileError)
+
+
+def _chain_doc(n, prims=("sin", "cos")):
+    """in0 -> n elementwise equations -> out."""
+    eqns = [_eqn(prims[k % len(prims)], [k], [_var(k + 1, [3])]) for k in range(n)]
+    return _doc([_var(0, [3])], eqns, [n])
+
+
+def test_the_number_of_equations_and_the_file_size_are_bounded(tmp_path):
+    path = _write(tmp_path / "long.tfg", _chain_doc(1001))
+    _refused(path, r"eqns: the file holds more than max_eqns=1000 equations.*larger max_eqns",
+             max_eqns=1000)
+    assert len(tf.load(path, max_eqns=1001).eqns) == 1001
+    assert serialize.MAX_EQNS >= 200_000  # the documented default
+    size = os.path.getsize(path)
+    _refused(path, rf"the file is {size} bytes, more than max_file_bytes={size - 1}",
+             max_file_bytes=size - 1)
+    tf.load(path, max_file_bytes=size)
+    for bad in (-1, 1.5, None, True):
+        with pytest.raises(GraphError, match="max_eqns must be a non-negative int"):
+            tf.load(path, max_eqns=bad)
+
+
+def test_equations_of_call_programs_count_too(tmp_path):
+    g = tf.trace(_with_custom_rule, T(np.ones(3)))
+    g.save(tmp_path / "c.tfg")
+    doc, arrays = _read(tmp_path / "c.tfg")
+    total = len(doc["eqns"]) + sum(len(p["eqns"]) for c in doc["calls"]
+                                   for p in c["programs"].values())
+    assert len(tf.load(tmp_path / "c.tfg", max_eqns=total).eqns) == len(doc["eqns"])
+    _refused(tmp_path / "c.tfg", "more than max_eqns", max_eqns=total - 1)
+
+
+@tf.custom_vjp
+def _clip(x):
+    return tf.clip(x, -1.0, 1.0)
+
+
+_clip.defvjp(lambda x: (_clip(x), (x,)), lambda res, ct: (ct * (tf.abs(res[0]) < 1),))
+
+
+def _with_custom_rule(x):
+    return tf.sum(_clip(x * 2.0))
+
+
+def test_a_call_whose_function_calls_itself_is_refused_by_name(tmp_path):
+    """The function of a custom-rule call may not use the call itself (its rules may): the
+    file is refused with a message that says so, not an internal AttributeError."""
+    g = tf.trace(_with_custom_rule, T(np.ones(3)))
+    g.save(tmp_path / "c.tfg")
+    doc, arrays = _read(tmp_path / "c.tfg")
+    fun = doc["calls"][0]["programs"]["fun"]
+    x = fun["inputs"][0]
+    fun["eqns"] = [_eqn("custom_vjp_call", [x["id"]], [_var(900, x["shape"])],
+                        call={"call": 0})]
+    fun["outputs"] = [900]
+    path = _write(tmp_path / "self.tfg", doc, arrays)
+    with pytest.raises(GraphFormatError) as e:
+        tf.load(path)
+    msg = str(e.value)
+    assert "calls[0].programs.fun.eqns[0] (custom_vjp_call).params.call" in msg
+    assert "cannot call itself" in msg and "Error" not in msg.split("load:")[1]
+
+
+# ------------------------------------------------------------------ parameters as eager checks them
+def _svd_trunc_doc(**trunc):
+    params = {"max_rank": None, "cutoff": 1e-3, "relative_cutoff": None,
+              "size": {"sym": [1, [[0, 1]]]}}
+    params.update(trunc)
+    return _doc([_var(0, [4, 3])],
+                 [_eqn("svd", [0], [_var(1, [4, 3]), _var(2, [3]), _var(3, [3, 3])],
+                       full_matrices=False, eps=1e-10),
+                  _eqn("truncation_indices", [2], [_var(4, [{"sym": [1, [[0, 1]]]}], "int64")],
+                       **params)],
+                 [4], sym_bounds={"0": 3})
+
+
+@pytest.mark.parametrize("option,value", [("cutoff", float("nan")), ("cutoff", -1.0),
+                                          ("relative_cutoff", float("nan")),
+                                          ("relative_cutoff", 2.0)])
+def test_truncation_options_are_checked_as_eager_svd_checks_them(tmp_path, option, value):
+    with pytest.raises(ShapeError) as eager:
+        tf.linalg.svd(T(np.random.default_rng(0).standard_normal((4, 3))), **{option: value})
+    path = _write(tmp_path / "t.tfg", _svd_trunc_doc(**{option: value}))
+    _refused(path, re.escape(str(eager.value)))
+    tf.load(_write(tmp_path / "ok.tfg", _svd_trunc_doc()))  # the unmodified file loads
+
+
+@pytest.mark.parametrize("prim,outs", [
+    ("svd", [[4, 3], [3], [3, 3]]), ("svdvals", [[3]]), ("eigh", [[4], [4, 4]]),
+    ("eigvalsh", [[4]]), ("eig", None)])
+@pytest.mark.parametrize("eps", [float("nan"), -1.0, float("inf")])
+def test_tie_tolerances_are_checked_as_eager_checks_them(tmp_path, prim, outs, eps):
+    square = prim != "svd" and prim != "svdvals"
+    shape = [4, 4] if square else [4, 3]
+    fn = {"svd": tf.linalg.svd, "svdvals": tf.linalg.svdvals, "eigh": tf.linalg.eigh,
+          "eigvalsh": tf.linalg.eigvalsh, "eig": tf.linalg.eig}[prim]
+    with pytest.raises(ShapeError) as eager:
+        fn(T(np.eye(shape[0])[:, : shape[1]]), eps=eps)
+    params = {"full_matrices": False} if prim == "svd" else {}
+    if outs is None:  # eig: complex eigenvalues and vectors
+        out_vars = [_var(1, [4], "complex128"), _var(2, [4, 4], "complex128")]
+    else:
+        out_vars = [_var(1 + j, s) for j, s in enumerate(outs)]
+    doc = _doc([_var(0, shape)], [_eqn(prim, [0], out_vars, eps=eps, **params)], [1])
+    _refused(_write(tmp_path / "e.tfg", doc), re.escape(str(eager.value)))
+    doc["eqns"][0]["params"]["eps"] = 1e-10
+    tf.load(_write(tmp_path / "ok.tfg", doc))
+
+
+# ------------------------------------------------------------------ linear time and memory
+@pytest.mark.numpy_only  # the loader and the loop are backend-free
+def test_long_graphs_load_and_run_in_time_and_memory_proportional_to_their_length(tmp_path):
+    """What made long files superlinear: the cyclic garbage collector rescanning every object
+    alive, again and again, while loading (it is paused: no collection runs), and the first
+    call compiling the program into one Python function (~5 kB of memory per equation, 1.3 GB
+    at 200,000: long programs run in a loop instead)."""
+    n = 6_000
+    path = _write(tmp_path / "chain.tfg", _chain_doc(n))
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        g = tf.load(path)
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == [], f"{len(collections)} collections while loading"
+    x = np.linspace(0.0, 1.0, 3)
+    tracemalloc.start()
+    try:
+        y = g(T(x))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    want = x
+    for k in range(n):
+        want = np.sin(want) if k % 2 == 0 else np.cos(want)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12)
+    assert peak < 10 * 2**20, f"first call peaked at {peak / 2**20:.0f} MiB"
+
+
+@pytest.mark.numpy_only
+def test_a_long_graph_names_the_equation_that_fails(tmp_path):
+    """Programs run as a loop (not generated code) still say which equation failed."""
+    doc = _doc([_var(0, [2, 2])], [_eqn("sin", [k], [_var(k + 1, [2, 2])]) for k in range(2500)]
+               + [_eqn("cholesky", [2500], [_var(2501, [2, 2])])], [2501])
+    doc["eqns"][-1]["source"] = "model.py:7 (f)"
+    g = tf.load(_write(tmp_path / "chol.tfg", doc))
+    with pytest.raises(TenferroError, match=r"cholesky.*\[at model\.py:7 \(f\)\]"):
+        g(T(-np.eye(2)))
+
+
+def test_loading_leaves_the_garbage_collector_as_it_was(tmp_path):
+    path = _write(tmp_path / "ok.tfg", _sin_doc())
+    bad = _write(tmp_path / "bad.tfg", _chain_doc(10), raw_json=b"{")
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            tf.load(path)
+            with pytest.raises(GraphFormatError):
+                tf.load(bad)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+
+
+def test_a_graph_runs_the_same_as_generated_code_and_as_a_loop(tmp_path, monkeypatch, rng):
+    """Long programs run as a loop over their equations: run-time sizes (a truncated SVD),
+    several results per equation, constants and custom-rule calls give what the generated
+    code gives."""
+    from tenferro._src.ir import compile as ir_compile
+
+    a = T(rng.standard_normal((5, 3)) @ rng.standard_normal((3, 4)))
+    c = T(rng.standard_normal(4))
+
+    def f(x):
+        u, s, vh = tf.linalg.svd(x, cutoff=1e-9)
+        return tf.sum((u * s) @ vh * x) + tf.sum(x @ c), s, tf.sum(_clip(x))
+
+    tf.trace(f, a).save(tmp_path / "f.tfg")
+    want = tree_leaves(tf.load(tmp_path / "f.tfg")(a))
+    monkeypatch.setattr(ir_compile, "STRAIGHT_LINE_MAX", 0)
+    got = tree_leaves(tf.load(tmp_path / "f.tfg")(a))
+    assert got[1].shape == (3,)  # the rank the cutoff keeps, found at run time
+    for x, y in zip(got, want, strict=True):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())

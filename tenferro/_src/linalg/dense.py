@@ -39,7 +39,6 @@ complex z is dL/dRe z + i dL/dIm z.
 from __future__ import annotations
 
 import builtins
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -49,7 +48,9 @@ from chainrules.primitives.degeneracy import (
     check_truncation_ties,
     checks_on,
     default_tie_eps,
+    tie_eps,
 )
+from chainrules.primitives.linalg import check_truncation
 from chainrules.primitives.linalg import truncation_rank as _truncation_rule
 from chainrules.primitives.tie_gauge import eps_scale as tie_eps_scale
 from chainrules.symbolic import Sym, bound_of
@@ -183,14 +184,7 @@ def _eps(eps, dtype) -> float:
         e = default_eps(dtype) if e is None else e
         scale = tie_eps_scale()  # 1 outside tenferro.linalg.tie_gauge(eps_scale=...)
         return e if scale == 1.0 else e * scale
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
-        raise DTypeError(f"eps must be a number (a relative tie tolerance), got "
-                         f"{type(eps).__name__} {eps!r:.40}.")
-    eps = float(eps)
-    if not 0 <= eps < math.inf:
-        raise ShapeError(f"eps must be a finite non-negative float (a relative tie tolerance), "
-                         f"got {eps}.")
-    return eps
+    return tie_eps(eps)  # the primitives' shape rules apply the same check
 
 
 def _mH(x: Tensor) -> Tensor:
@@ -212,12 +206,8 @@ def truncation_rank(s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
 
 
 def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
-    if max_rank is not None and (int(max_rank) != max_rank or max_rank < 1):
-        raise ShapeError(f"svd: max_rank must be a positive integer, got {max_rank!r}.")
-    if cutoff is not None and not cutoff >= 0:
-        raise ShapeError(f"svd: cutoff must be >= 0, got {cutoff!r}.")
-    if relative_cutoff is not None and not 0 <= relative_cutoff <= 1:
-        raise ShapeError(f"svd: relative_cutoff must lie in [0, 1], got {relative_cutoff!r}.")
+    # the one rule, shared with truncation_indices's shape rule (graph files apply it too)
+    check_truncation(max_rank, cutoff, relative_cutoff, "svd")
 
 
 def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):

@@ -16,10 +16,12 @@ on memory and time. Saving shares no mutable state between threads.
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import json
 import os
+import stat
 
 import numpy as np
 
@@ -31,6 +33,7 @@ from chainrules.symbolic import Sym, bound_of, encode_size, floordiv, sym_max, s
 from ..core.calls import StagedJVPCall, StagedVJPCall, _Staged
 from ..core.eager import EagerTensor
 from ..errors import GraphError, GraphFileError, GraphFormatError
+from ..ir.gcpause import gc_paused
 from ..ir.program import Eqn, Program, Var
 from ..pytree import TreeDef, node_from_value, node_serialization
 from .graph_archive import Archive, ArchiveError
@@ -49,6 +52,12 @@ MAX_BYTES = 2**30
 """Default limit on the bytes of constants a file may hold (what ``load`` reads into memory)."""
 MAX_JSON_BYTES = 64 * 2**20
 """Limit on the size of the JSON description."""
+MAX_EQNS = 250_000
+"""Default limit on the number of equations a file holds (the graph's and its calls'):
+loading takes time and memory in proportion to it (design/graph-files.md has the figures)."""
+FILE_SLACK = 16 * 2**20
+"""Bytes a file may hold beyond its JSON description and constants (zip and ``.npy``
+headers): the default ``max_file_bytes`` is ``max_bytes + MAX_JSON_BYTES + FILE_SLACK``."""
 MAX_JSON_DEPTH = 160
 """Limit on the nesting depth of the JSON description (pytrees nest two levels per level)."""
 MAX_TREE_DEPTH = 64
@@ -184,31 +193,48 @@ def _host(c) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- load
-def read_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES):
+def read_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES,
+               max_eqns: int = MAX_EQNS, max_file_bytes: int | None = None):
     """The parts of a graph file written by ``Graph.save``: ``(program, in_tree, out_tree,
-    name)``, every part checked (``traced.graph.load`` documents the limits and errors)."""
-    for name, lim in (("max_elements", max_elements), ("max_bytes", max_bytes)):
+    name)``, every part checked (``traced.graph.load`` documents the limits and errors), in
+    time and memory proportional to the file's size."""
+    if max_file_bytes is None:
+        max_file_bytes = max_bytes + MAX_JSON_BYTES + FILE_SLACK if type(max_bytes) is int \
+            else max_bytes
+    for name, lim in (("max_elements", max_elements), ("max_bytes", max_bytes),
+                      ("max_eqns", max_eqns), ("max_file_bytes", max_file_bytes)):
         if type(lim) is not int or lim < 0:
             raise GraphError(f"load: {name} must be a non-negative int, got {lim!r}")
     if not hasattr(path, "read") and not isinstance(path, (str, bytes, os.PathLike)):
         raise GraphError(f"load: expected a file path or an open binary file, got "
                          f"{type(path).__name__}.")
-    where = str(getattr(path, "name", path)) if hasattr(path, "read") else os.fspath(path)
-    fh = path if hasattr(path, "read") else _open(where)
+    with gc_paused():  # millions of small acyclic objects (see ir/gcpause.py)
+        return _load(path, max_elements, max_bytes, max_eqns, max_file_bytes)
+
+
+def _load(path, max_elements, max_bytes, max_eqns, max_file_bytes):
+    if hasattr(path, "read"):
+        where = str(getattr(path, "name", path))
+        _check_open_file(path, where, max_file_bytes)
+        fh = path
+    else:
+        where = os.fsdecode(path)
+        fh = _open(where, max_file_bytes)
     try:
         arc = _container(where, lambda: Archive(fh))
         try:
             raw = _container(where, lambda: arc.read_json(MAX_JSON_BYTES))
             doc = _parse_json(raw, where)
+            del raw
             _check_header(doc, where)
-            d = _Decoder(where, max_elements)
+            d = _Decoder(where, max_elements, max_eqns)
             d.bounds = d.sym_bounds(doc.get("sym_bounds", {}))
             d.call_docs = d.list(doc.get("calls", []), "calls")
             inputs = [d.new_var(s, f"inputs[{i}]", static=True)
                       for i, s in enumerate(d.list(doc["inputs"], "inputs"))]
             const_vars = [d.new_var(s, f"consts[{i}]", static=True)
                           for i, s in enumerate(d.list(doc["consts"], "consts"))]
-            eqns = [d.eqn(e, i) for i, e in enumerate(d.list(doc["eqns"], "eqns"))]
+            eqns = d.eqns(doc["eqns"], "eqns")
             outputs = [d.var(v, f"outputs[{i}]")
                        for i, v in enumerate(d.list(doc["outputs"], "outputs"))]
             in_tree = d.tree(doc["in_tree"], "in_tree")
@@ -217,6 +243,7 @@ def read_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_B
             name = doc["name"]
             if type(name) is not str:
                 d.fail("name", f"expected a string, got {_describe(name)}")
+            del doc
             consts = _read_consts(arc, const_vars, max_bytes, where, d.call_consts)
         finally:
             arc.close()
@@ -226,14 +253,62 @@ def read_graph(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_B
     return Program(inputs, eqns, outputs, consts), in_tree, out_tree, name
 
 
-def _open(where: str):
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def _open(where: str, max_file_bytes: int):
+    """Open a graph file for reading: only a regular file (after following symbolic links),
+    checked before opening (so a FIFO is never opened and a device never read) and again on
+    the open descriptor (in case the path changed in between; the open does not block)."""
     try:
-        return open(where, "rb")  # noqa: SIM115
+        _check_regular(os.stat(where), where, max_file_bytes)
+        fd = os.open(where, _OPEN_FLAGS)
     except OSError as e:
+        if isinstance(e, GraphError):
+            raise
         hint = ("check the path (Graph.save(path) writes the file; tenferro.load(path) reads it)"
                 if isinstance(e, FileNotFoundError) else "give the path of a readable file")
         raise GraphFileError.like(e, f"load: cannot open {where!r}: {e.strerror}; {hint}",
                                   where) from e
+    try:
+        _check_regular(os.fstat(fd), where, max_file_bytes)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_open_file(fh, where: str, max_file_bytes: int) -> None:
+    """An open file given to ``load``: when it has a descriptor, the same checks as a path."""
+    try:
+        fd = fh.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: e.g. BytesIO
+        return
+    _check_regular(os.fstat(fd), where, max_file_bytes)
+
+
+def _check_regular(st, where: str, max_file_bytes: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        fmt = stat.S_IFMT(st.st_mode)
+        kind = _FILE_KINDS.get(fmt, "not a regular file")
+        real = os.path.realpath(where)
+        if real != os.path.abspath(where):
+            kind += f" (the path leads to {real!r})"
+        code = errno.EISDIR if fmt == stat.S_IFDIR else errno.EINVAL
+        cause = (IsADirectoryError if code == errno.EISDIR else OSError)(code, kind, where)
+        raise GraphFileError.like(cause, f"load: cannot open {where!r}: it is {kind}, not a "
+                                         f"graph file; give the path of a file written by "
+                                         f"Graph.save", where)
+    if st.st_size > max_file_bytes:
+        _fail(where, f"the file is {st.st_size} bytes, more than max_file_bytes="
+                     f"{max_file_bytes}; if the file is trusted, load it with a larger "
+                     f"max_file_bytes (and max_bytes, if its constants are that large)")
+
+
+_FILE_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device",
+               stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO (named pipe)",
+               stat.S_IFSOCK: "a socket"}
 
 
 def _fail(where: str, msg: str):
@@ -285,8 +360,7 @@ def _parse_json(raw: bytes, where: str):
         _fail(where, f"graph.json nests too deeply (the limit is {MAX_JSON_DEPTH} levels)")
     except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, int too large to parse
         _fail(where, f"graph.json is not valid UTF-8 JSON ({type(e).__name__}: {e})")
-    depth = _json_depth(doc, MAX_JSON_DEPTH)
-    if depth > MAX_JSON_DEPTH:
+    if _json_depth(doc, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         _fail(where, f"graph.json nests more than {MAX_JSON_DEPTH} levels deep")
     if type(doc) is not dict:
         _fail(where, f"graph.json must hold an object, not {_describe(doc)}")
@@ -294,18 +368,23 @@ def _parse_json(raw: bytes, where: str):
 
 
 def _json_depth(doc, limit: int) -> int:
-    """Nesting depth of a parsed JSON value (iterative; stops once past ``limit``)."""
-    deepest = 0
-    stack = [(doc, 1)]
-    while stack:
-        obj, depth = stack.pop()
-        if isinstance(obj, (dict, list)):
-            deepest = max(deepest, depth)
-            if deepest > limit:
-                return deepest
-            stack.extend((x, depth + 1) for x in (obj.values() if isinstance(obj, dict) else obj))
-    return deepest
+    """Nesting depth of a parsed JSON value, level by level over its objects and lists only
+    (one short loop per container: linear in the document; stops once past ``limit``)."""
+    depth, level = 0, [doc] if type(doc) in (dict, list) else []
+    while level and depth <= limit:
+        depth += 1
+        nxt = []
+        for obj in level:
+            nxt += [v for v in (obj.values() if type(obj) is dict else obj)
+                    if type(v) is dict or type(v) is list]
+        level = nxt
+    return depth
 
+
+_EQN_KEYS = frozenset(("prim", "inputs", "outputs", "params"))
+_EQN_KEYS_SRC = _EQN_KEYS | {"source"}
+_VAR_KEYS = frozenset(("id", "shape", "dtype"))
+_PLAIN = (bool, int, float, str)
 
 _REQUIRED = ("format", "version", "name", "inputs", "consts", "outputs", "eqns", "in_tree",
              "out_tree")
@@ -364,9 +443,7 @@ def _arity(prim) -> tuple[int, bool]:
 
 
 def _same(a, b) -> bool:
-    return a.dtype == b.dtype and len(a.shape) == len(b.shape) and all(
-        x is y or x == y for x, y in zip(a.shape, b.shape)
-    )
+    return a.dtype == b.dtype and a.shape == b.shape  # sizes compare by identity first
 
 
 def _symbols(value, out: set) -> set:
@@ -396,9 +473,11 @@ class _Decoder:
     program for higher-order primitives, is one more entry there, with ``depth`` bounding
     its nesting."""
 
-    def __init__(self, path: str, max_elements: int):
+    def __init__(self, path: str, max_elements: int, max_eqns: int = MAX_EQNS):
         self.path = path
         self.max_elements = max_elements
+        self.eqns_left = max_eqns  # equations the file may still hold (graph and calls)
+        self.max_eqns = max_eqns
         self.bounds: dict[int, int] = {}
         self.vars: dict[int, Var] = {}
         self.syms: dict[int, Sym] = {}  # file symbol id -> a fresh run-time size
@@ -561,6 +640,10 @@ class _Decoder:
             self.fail(where, f"refers to call {idx}, but the file has {len(self.call_docs)}")
         made = self.calls.get(idx)
         if made is not None:
+            if made.fun_program is None:  # still reading its function: it would call itself
+                self.fail(where, f"the function of calls[{idx}] ({made.name!r}) uses calls[{idx}] "
+                                 f"itself (directly or through another call); a function with "
+                                 f"a custom rule cannot call itself, only its rules can")
             return made
         here = f"calls[{idx}]"
         doc = self.obj(self.call_docs[idx], here, ("kind", "name", "n_args", "programs"))
@@ -605,8 +688,7 @@ class _Decoder:
                     self.fail(f"{where}.consts[{i}].array",
                               f"expected call_const_{len(self.call_consts)}, got {k}")
                 self.call_consts.append((v, program))
-            program.eqns = [self.eqn(e, i, f"{where}.eqns")
-                            for i, e in enumerate(self.list(p["eqns"], f"{where}.eqns"))]
+            program.eqns = self.eqns(p["eqns"], f"{where}.eqns")
             program.outputs = [None if o is None else self.var(o, f"{where}.outputs[{i}]")
                                for i, o in enumerate(self.list(p["outputs"], f"{where}.outputs"))]
         finally:
@@ -618,6 +700,25 @@ class _Decoder:
 
     # ------------------------------------------------------------------- values
     def new_var(self, raw, where, static=False) -> Var:
+        """A value declaration (``where``: its JSON path, or a function making it: paths are
+        only formatted for error messages)."""
+        if type(raw) is dict and raw.keys() == _VAR_KEYS:  # the common case, checked quickly
+            vid, dims, dt = raw["id"], raw["shape"], DTYPES.get(raw["dtype"]) \
+                if type(raw["dtype"]) is str else None
+            if (type(vid) is int and 0 <= vid <= MAX_PARAM_INT and vid not in self.vars
+                    and type(dims) is list and len(dims) <= MAX_RANK and dt is not None):
+                n, limit = 1, self.max_elements
+                for d in dims:
+                    if type(d) is not int or not 0 <= d <= limit:
+                        break
+                    n *= d
+                else:
+                    if n <= limit:
+                        var = self.vars[vid] = Var(ShapedArray(tuple(dims), dt))
+                        return var
+        return self._new_var(raw, where if type(where) is str else where(), static)
+
+    def _new_var(self, raw, where, static) -> Var:
         spec = self.obj(raw, where, ("id", "shape", "dtype"))
         vid = self.int(spec["id"], f"{where}.id")
         if vid in self.vars:
@@ -655,60 +756,93 @@ class _Decoder:
         return self.vars[vid]
 
     # ---------------------------------------------------------------- equations
+    def eqns(self, raw, where) -> list:
+        """A list of equations, counted against ``max_eqns`` before any is decoded."""
+        raw = self.list(raw, where)
+        self.eqns_left -= len(raw)
+        if self.eqns_left < 0:
+            self.fail(where, f"the file holds more than max_eqns={self.max_eqns} equations "
+                             f"(here {len(raw)}); if the file is trusted, load it with a larger "
+                             f"max_eqns")
+        out = []
+        for i, e in enumerate(raw):
+            out.append(self.eqn(e, i, where))
+            raw[i] = None  # the decoded equation replaces its JSON: memory stays ~one copy
+        return out
+
     def eqn(self, raw, index: int, prefix: str = "eqns") -> Eqn:
-        where = f"{prefix}[{index}]"
-        e = self.obj(raw, where, ("prim", "inputs", "outputs", "params"), ("source",))
-        name = e["prim"]
+        # JSON paths are formatted only for error messages: this runs once per equation
+        if type(raw) is not dict or not (raw.keys() == _EQN_KEYS or raw.keys() == _EQN_KEYS_SRC):
+            self.obj(raw, f"{prefix}[{index}]", ("prim", "inputs", "outputs", "params"),
+                     ("source",))
+        name = raw["prim"]
         prim = PRIMITIVES.get(name) if type(name) is str else None
         if prim is None:
-            self.fail(f"{where}.prim", f"unknown primitive {name!r} (saved by a newer "
-                                       f"tenferro?)")
-        where = f"{where} ({name})"
-        ins = [self.var(v, f"{where}.inputs[{i}]")
-               for i, v in enumerate(self.list(e["inputs"], f"{where}.inputs"))]
+            self.fail(f"{prefix}[{index}].prim", f"unknown primitive {name!r} (saved by a newer "
+                                                 f"tenferro?)")
+
+        def here():
+            return f"{prefix}[{index}] ({name})"
+
+        raw_ins = raw["inputs"]
+        if type(raw_ins) is not list:
+            self.list(raw_ins, f"{here()}.inputs")
+        ins = []
+        for i, v in enumerate(raw_ins):
+            var = self.vars.get(v) if type(v) is int else None
+            ins.append(var if var is not None else self.var(v, f"{here()}.inputs[{i}]"))
         fixed, variadic = _arity(prim)
         if len(ins) != fixed and not (variadic and len(ins) >= fixed):
             want = f"at least {fixed}" if variadic else f"{fixed}"
-            self.fail(where, f"{name} takes {want} operands, the file gives {len(ins)}")
-        params = self.params(prim, e["params"], f"{where}.params")
-        new = self.new_sizes(prim, ins, params, where)
-        outs = [self.new_var(s, f"{where}.outputs[{j}]")
-                for j, s in enumerate(self.list(e["outputs"], f"{where}.outputs"))]
-        source = e.get("source")
+            self.fail(here(), f"{name} takes {want} operands, the file gives {len(ins)}")
+        params = self.params(prim, raw["params"], here)
+        new = self.new_sizes(prim, ins, params, here) if params else None
+        raw_outs = raw["outputs"]
+        if type(raw_outs) is not list:
+            self.list(raw_outs, f"{here()}.outputs")
+        outs = [self.new_var(s, lambda j=j: f"{here()}.outputs[{j}]")
+                for j, s in enumerate(raw_outs)]
+        source = raw.get("source")
         if source is not None and type(source) is not str:
-            self.fail(f"{where}.source", f"expected a string or null, got {_describe(source)}")
+            self.fail(f"{here()}.source", f"expected a string or null, got {_describe(source)}")
         try:
             avals = out_avals(prim, [v.aval for v in ins], params)
         except Exception as err:
-            self.fail(where, f"does not type-check ({type(err).__name__}: {err})")
+            self.fail(here(), f"does not type-check ({type(err).__name__}: {err})")
         if len(avals) != len(outs):
-            self.fail(where, f"declares {len(outs)} outputs, but {name} produces {len(avals)}")
+            self.fail(here(), f"declares {len(outs)} outputs, but {name} produces {len(avals)}")
         for j, (v, a) in enumerate(zip(outs, avals)):
             if not _same(v.aval, a):
-                self.fail(where, f"declares output {j} as {v.aval} but the equation "
-                                 f"computes {a}")
-        for k, key in new.items():
-            self.produced.setdefault(k, key)
+                self.fail(here(), f"declares output {j} as {v.aval} but the equation "
+                                  f"computes {a}")
+        if new:
+            for k, key in new.items():
+                self.produced.setdefault(k, key)
         return Eqn(prim, ins, params, outs, source)
 
-    def params(self, prim, raw, where) -> dict:
+    def params(self, prim, raw, here) -> dict:
         kinds = prim.params
-        raw = self.obj(raw, where, tuple(kinds))
+        if not kinds and type(raw) is dict and not raw:
+            return {}
+        raw = self.obj(raw, f"{here()}.params", tuple(kinds or ()))
         params = {}
         for k, kind in kinds.items():
-            v = params[k] = self.value(raw[k], f"{where}.{k}")
+            v = raw[k]
+            if not (v is None or type(v) in _PLAIN):
+                v = self.value(v, f"{here()}.params.{k}")
+            params[k] = v
             try:
                 kind(v, self.max_elements)
             except BadParam as e:
-                self.fail(f"{where}.{k}", str(e))
+                self.fail(f"{here()}.params.{k}", str(e))
         if prim.check_params is not None:
             try:
                 prim.check_params(params)
             except BadParam as e:
-                self.fail(where, str(e))
+                self.fail(f"{here()}.params", str(e))
         return params
 
-    def new_sizes(self, prim, ins, params, where) -> dict:
+    def new_sizes(self, prim, ins, params, here) -> dict:
         """Check the run-time sizes an equation mentions: its parameters may only use sizes
         produced by earlier equations (the executor binds a size right after its producer),
         except the one a size-producing primitive (``Primitive.produces_size``) introduces,
@@ -716,16 +850,21 @@ class _Decoder:
         parameters)."""
         produces = prim.produces_size
         new = {}
-        key = (prim.name, tuple(id(v) for v in ins), repr(sorted(params.items())))
+        key = None
         for k, v in params.items():
+            if not isinstance(v, (Sym, tuple)):
+                continue
             for s in _symbols(v, set()):
                 if k == produces:
+                    if key is None:
+                        key = (prim.name, tuple(id(x) for x in ins),
+                               repr(sorted(params.items())))
                     if self.produced.get(s, key) != key:
-                        self.fail(f"{where}.params.{k}",
+                        self.fail(f"{here()}.params.{k}",
                                   "this run-time size is already produced by another equation")
                     new[s] = key
                 elif s not in self.produced:
-                    self.fail(f"{where}.params.{k}",
+                    self.fail(f"{here()}.params.{k}",
                               f"uses the run-time size {v!r} before an equation produces it")
         return new
 
