@@ -52,6 +52,7 @@ class Candidates:
         self.prob = prob
         self.log_target = None if target is None else log2(target)
         self.greedy = self._costs(greedy_path)
+        self.greedy_path = greedy_path
         self.path, self.costs, self.label = greedy_path, self.greedy, label
         self.score = self._rate(self.greedy)
         self.offers = 1

@@ -344,10 +344,18 @@ def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
     if found is None:
         found = _search(prob, kind, opt, limit if limit is not None else soft, effort)
     plan = ContractionPlan(prob, found, 0.0, limit, key)
-    unsliced_peak = plan.peak_memory
+    # lowering the plan (for its exact peak) is skipped while a cheap upper bound shows that
+    # no limit, guard or warning is near: it is lowered when it first runs
+    bound = _allocation_bound(prob, found)
     if limit is not None:
-        plan = _fit(prob, plan, found, kind, limit, key, itemsize, effort)
-    elif guard is not None and unsliced_peak > guard:
+        if bound > limit:
+            plan = _fit(prob, plan, found, kind, limit, key, itemsize, effort)
+        unsliced_peak = 0
+    elif ram is None or bound * itemsize <= BIG_FRACTION * ram:
+        unsliced_peak = 0
+    else:
+        unsliced_peak = plan.peak_memory
+    if limit is None and guard is not None and unsliced_peak > guard:
         unsliced = plan
         plan = _fit(prob, plan, found, kind, guard, key, itemsize, effort)
         warnings.warn(
@@ -359,7 +367,7 @@ def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
             f"{_better_hint(kind)}.",
             PlanningWarning, stacklevel=4,
         )
-    elif ram is not None and unsliced_peak * itemsize > BIG_FRACTION * ram:
+    elif limit is None and ram is not None and unsliced_peak * itemsize > BIG_FRACTION * ram:
         warnings.warn(
             f"{prob.op}: the contraction of {_ellipsize(prob.text, 160)} along "
             f"{_path_text(plan, itemsize)} will hold {fmt_bytes(unsliced_peak * itemsize)} at "
@@ -378,6 +386,26 @@ def make_plan(prob: Problem, kind, opt, opt_key, limit, max_time, key, itemsize,
     if plan.predicted_time > HUGE_SECONDS:
         _warn_huge(prob, plan, kind, max_time, itemsize)
     return plan
+
+
+def _allocation_bound(prob, found) -> int:
+    """An upper bound on the elements the unsliced plan of ``found`` holds at once: every
+    value it could allocate, alive together. Per pairwise step the lowering allocates at most
+    copies of both operands, the product and a copy of it (``lower.py``); per operand at most
+    a squeeze, a diagonal and a sum; 4x covers them."""
+    if found.sliced:
+        return 1 << 62
+    records, _, sets = replay(prob.op, [set(t) for t in prob.terms], set(prob.output),
+                              found.path)
+    size = prob.size_dict
+
+    def elements(labels):
+        return prod(size[lab] for lab in labels)
+
+    total = sum(prob.input_sizes())
+    for a, b, _, keep in records:
+        total += elements(sets[a]) + elements(sets[b]) + elements(keep)
+    return 4 * total
 
 
 def _path_text(plan, itemsize) -> str:
