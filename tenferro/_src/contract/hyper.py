@@ -103,7 +103,7 @@ def _import_cost() -> float:
 def cotengra_search(prob, pick, effort: Effort, allowance):
     """Search with cotengra into ``pick`` (a ``candidates.Candidates``); returns
     ``(description, trials)``, or ``None`` when the budget does not allow importing cotengra
-    and one trial (or cotengra fails: a planner failure must never make einsum fail)."""
+    and one trial. Whatever cotengra raises propagates (the caller falls back)."""
     methods = ["greedy", "kahypar" if importlib.util.find_spec("kahypar") else "labels"]
 
     def guess(kind):
@@ -115,16 +115,7 @@ def cotengra_search(prob, pick, effort: Effort, allowance):
     share = 1 - RECONF_SHARE
     if not effort.fits(_import_cost() + guess("greedy"), allowance(), share):
         return None
-    try:
-        return _search(prob, pick, effort, allowance, methods, guess, next_trial, share)
-    except Exception as exc:  # any cotengra failure: fall back
-        import warnings
-
-        from .search import PlanningWarning
-
-        warnings.warn(f"{prob.op}: cotengra's search failed ({exc!r}); using opt_einsum's "
-                      f"result instead.", PlanningWarning, stacklevel=7)
-        return None
+    return _search(prob, pick, effort, allowance, methods, guess, next_trial, share)
 
 
 def _search(prob, pick, effort, allowance, methods, guess, next_trial, share):

@@ -37,7 +37,7 @@ import opt_einsum as oe
 
 from .candidates import Candidates, log2
 from .effort import Effort
-from .hyper import MIN_TRIALS, RECONF_SHARE
+from .hyper import MIN_TRIALS, RECONF_SHARE, cotengra_search, slice_and_reconfigure
 from .reconf import reconfigure
 from .slicing import greedy_slices
 
@@ -147,9 +147,11 @@ def auto_search(prob, max_time, target, effort: Effort | None = None) -> Found:
 
     done = None
     if n >= COTENGRA_MIN and have_cotengra():
-        from .hyper import cotengra_search
-
-        done = cotengra_search(prob, pick, effort, allowance)
+        try:
+            done = cotengra_search(prob, pick, effort, allowance)
+        except Exception as exc:  # a planner failure must never make einsum fail
+            warnings.warn(f"{prob.op}: cotengra's search failed ({exc!r}); using opt_einsum's "
+                          f"result instead.", PlanningWarning, stacklevel=6)
     if done is None:
         done = _random_greedy(prob, pick, effort, allowance)
         if n >= COTENGRA_MIN and pick.seconds() > effort.cpu():
@@ -242,8 +244,6 @@ def slice_found(prob, found: Found, target, effort: Effort | None = None) -> Fou
             for s in found.sliced:
                 tree.remove_ind_(s)
             if effort is not None:
-                from .hyper import slice_and_reconfigure
-
                 slice_and_reconfigure(tree, target, effort)
             else:
                 tree = tree.slice(target_size=target, allow_outer=False, minimize="flops",

@@ -21,6 +21,7 @@ from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..errors import DeviceError, DTypeError, ShapeError, fmt_aval
 from ..ir import cost
 from ..ir.eval import eval_program
+from ..ir.gcpause import gc_paused
 from ..ir.passes.liveness import last_uses
 from ..ir.program import Program
 from ..ops._base import tensor_of
@@ -265,5 +266,6 @@ def load(path, *, max_elements: int = MAX_ELEMENTS, max_bytes: int = MAX_BYTES,
     a path that cannot be opened or is not a regular file raises ``GraphFileError`` (also an
     ``OSError``, with the errno and filename).
     """
-    return Graph(*read_graph(path, max_elements=max_elements, max_bytes=max_bytes,
-                             max_eqns=max_eqns, max_file_bytes=max_file_bytes))
+    with gc_paused():  # the program is read and wrapped without cyclic collections
+        return Graph(*read_graph(path, max_elements=max_elements, max_bytes=max_bytes,
+                                 max_eqns=max_eqns, max_file_bytes=max_file_bytes))
