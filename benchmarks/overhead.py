@@ -64,6 +64,10 @@ OPS = [
     ("reductions", "x.mean()", lambda L, x, y: x.mean(), (A22, B22)),
     ("indexing", "x[0]", lambda L, x, y: x[0], (A22, B22)),
     ("indexing", "x[:, 1:]", lambda L, x, y: x[:, 1:], (A22, B22)),
+    ("indexing", "x[[1, 0]]", lambda L, x, y: x[[1, 0]], (A22, B22)),
+    ("activations", "relu(x)", lambda L, x, y: L.relu(x), (A22, B22)),
+    ("activations", "logaddexp(x, y)", lambda L, x, y: L.logaddexp(x, y), (A22, B22)),
+    ("reductions", "logsumexp(x, 0)", lambda L, x, y: L.logsumexp(x, 0), (A22, B22)),
     ("transpose/reshape", "x.T", lambda L, x, y: x.T, (A22, B22)),
     ("transpose/reshape", "x.reshape(4)", lambda L, x, y: x.reshape(4), (A22, B22)),
     ("einsum", "einsum(ij,jk->ik)", lambda L, x, y: L.einsum("ij,jk->ik", x, y), (A22, B22)),
@@ -120,6 +124,9 @@ def time_numpy(label, arrays, number):
         "x * y": lambda: x * y, "exp(x)": lambda: np.exp(x), "x + 1.0": lambda: x + 1.0,
         "2.0 * x": lambda: 2.0 * x, "x @ y": lambda: x @ y, "x.sum(0)": lambda: x.sum(0),
         "x.mean()": lambda: x.mean(), "x[0]": lambda: x[0], "x[:, 1:]": lambda: x[:, 1:],
+        "x[[1, 0]]": lambda: x[[1, 0]], "relu(x)": lambda: np.maximum(x, 0),
+        "logaddexp(x, y)": lambda: np.logaddexp(x, y),
+        "logsumexp(x, 0)": lambda: np.log(np.exp(x).sum(0)),
         "x.T": lambda: x.T, "x.reshape(4)": lambda: x.reshape(4),
         "einsum(ij,jk->ik)": lambda: np.einsum("ij,jk->ik", x, y),
         "svd 4x4": lambda: np.linalg.svd(x), "qr 4x4": lambda: np.linalg.qr(x),
@@ -220,18 +227,23 @@ def repeated(runs: int, quick: bool, baseline: str | None) -> None:
             for label, row in res["rows"].items():
                 got[name].setdefault(label, []).append(row)
             print(f"run {r + 1}/{runs} {name}: {res['tenferro']}", flush=True)
+    def med(values, scale=1.0, fmt=".2f"):
+        values = [v for v in values if v is not None]
+        return format(statistics.median(values) * scale, fmt) if values else "-"
+
     rows = []
     for label, this in got["this"].items():
         row = [label]
         if baseline:
             base = got["baseline"].get(label, [])
-            row.append(f"{statistics.median(b[2] for b in base):.2f}" if base else "-")
-        row += [f"{statistics.median(t[0] for t in this) * 1e6:.2f}",
-                f"{statistics.median(t[1] for t in this) * 1e6:.2f}",
-                f"{statistics.median(t[2] for t in this):.2f}",
-                " ".join(f"{t[2]:.2f}" for t in this)]
+            row.append(med(b[2] for b in base))
+            # this checkout's time over the baseline's, run by run (alternated: same load)
+            row.append(med(t[0] / b[0] for t, b in zip(this, base)))
+        row += [med((t[0] for t in this), 1e6), med((t[1] for t in this), 1e6),
+                med(t[2] for t in this),
+                " ".join("-" if t[2] is None else f"{t[2]:.2f}" for t in this)]
         rows.append(row)
-    headers = ["row"] + (["baseline ratio"] if baseline else []) + [
+    headers = ["row"] + (["baseline ratio", "this / baseline"] if baseline else []) + [
         "tenferro us", "torch us", "ratio", "per-run ratios"]
     print(f"\nmedians of {runs} runs (whole programs in us too)")
     print(table(rows, headers))
@@ -268,6 +280,7 @@ def main(argv=None):
         t_tf0 = time_op(tf, op, arrays, False, n)
         t_np = time_numpy(label, arrays, n)
         row = [family, label, fmt(t_tf), fmt(t_tf0), fmt(t_np)]
+        raw[label] = (t_tf, None, None)
         if torch is not None:
             row += [fmt(med["torch"]), f"{ratio:.2f}"]
             ratios[label] = ratio
@@ -278,6 +291,7 @@ def main(argv=None):
         fns["torch"] = backward_per_node(torch)
     med, ratio = race(fns, 1, repeat, timed=True)
     row = ["backward", "per node", fmt(med["tenferro"]), "-", "-"]
+    raw["backward per node"] = (med["tenferro"], None, None)
     if torch is not None:
         row += [fmt(med["torch"]), f"{ratio:.2f}"]
         ratios["backward"] = ratio
@@ -298,6 +312,7 @@ def main(argv=None):
             fns["torch"] = make(torch)
         med, ratio = race(fns, k, rep)
         row = [name, f"{med['tenferro'] * 1e3:.2f}"]
+        raw[name] = (med["tenferro"], None, None)
         if torch is not None:
             row += [f"{med['torch'] * 1e3:.2f}", f"{ratio:.2f}"]
             ratios[name] = ratio

@@ -19,6 +19,13 @@ class ShapeError(TenferroError, ValueError):
     """Operand shapes do not fit the operation."""
 
 
+class IndexOutOfBoundsError(ShapeError, IndexError):
+    """An index held in data (``take``, ``gather``, integer-array indexing, class targets of a
+    loss, ``one_hot``, ``embedding``) lies outside the axis it indexes. Checked when the values
+    are known: at once in eager mode, when the graph runs under ``jit``. Also an ``IndexError``,
+    as NumPy's and PyTorch's out-of-range indices are."""
+
+
 class DTypeError(TenferroError, TypeError):
     """Operand dtypes do not fit the operation (or cannot be differentiated)."""
 

@@ -96,6 +96,18 @@ def BOOL(v, _):
         raise BadParam(f"expected true or false, got {v!r}")
 
 
+def TEXT(v, _):
+    """A short message fragment (an operation's name, what it indexes, a hint)."""
+    if type(v) is not str or len(v) > 300 or not v.isprintable():
+        raise BadParam(f"expected a short printable string, got {v!r:.60}")
+
+
+def SIZE(v, _):
+    """A size: an integer >= 0, or a run-time size."""
+    if not (isinstance(v, Sym) or (_int(v) and v >= 0)):
+        raise BadParam(f"expected a size (an integer >= 0 or a run-time size), got {v!r}")
+
+
 def REAL(v, _):
     if not _real(v):
         raise BadParam(f"expected a real number, got {v!r}")

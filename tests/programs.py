@@ -88,12 +88,12 @@ PROGRAMS = [
     Program("compare", lambda x, y: tf.where((tf.real(x) < tf.real(y)) | (tf.real(x) >= 1.5),
                                              x * y, x)
             + tf.where((tf.real(x) <= 0) & (tf.real(y) > 0), y, 0.0)
+            + tf.where(tf.logical_and(tf.real(x) > 0, tf.real(y) < 0), x, 0.0)
             + tf.where(tf.logical_not(tf.real(x) != tf.real(y)), x, 0.0)
             + tf.where(tf.isfinite(x) & ~tf.isnan(y), y, 0.0), (S, S)),
-    Program("convert", lambda x: tf.astype(tf.astype(x, tf.complex128), tf.float64) * 2
+    Program("convert", lambda x: _real_part(tf.astype(x, tf.complex128)) * 2
             + tf.astype(x, tf.complex128).imag, (S,), dtypes=R),
-    Program("convert_complex_to_real", lambda x: tf.astype(x, tf.float64), (S,),
-            dtypes=("c128",)),
+    Program("convert_complex_to_real", lambda x: _real_part(x), (S,), dtypes=("c128",)),
     Program("optimization_barrier", lambda x: _barrier(x) * x, (S,)),
     Program("copy_and_stop_gradient",  # the stop_gradient terms cancel in value and in AD
             lambda x: tf.copy(x) * x + tf.stop_gradient(x) * x - tf.stop_gradient(x) * x, (S,)),
@@ -110,6 +110,8 @@ PROGRAMS = [
     Program("mean_var_std", lambda x: tf.mean(x, 0) + tf.var(x, 1).sum() + tf.std(x), (S,)),
     Program("logsumexp_softmax", lambda x: tf.logsumexp(x, 1) + tf.softmax(x, 0).sum(1), (S,),
             dtypes=R),
+    Program("logaddexp", lambda x, y: tf.logaddexp(x, y) * tf.logaddexp2(y, x) + tf.softplus(x)
+            * tf.logaddexp(x, x), (S, S), dtypes=R),
     Program("norm", lambda x: tf.norm(x) + tf.norm(x, 1) + tf.norm(x, axis=0).sum(), (S,)),
     # -- structure
     Program("reshape", lambda x: tf.reshape(x, (2, 6)), (S,), linear=True),
@@ -186,6 +188,8 @@ PROGRAMS = [
     Program("remainder_fmod_floor_divide",
             lambda x, y: (x - 2) % y + tf.fmod(x - 2, y) * 2 + (x - 2) // y * x
             + tf.fmod(2 - x, -y) + tf.remainder(2 - x, -y), (S, S), dtypes=R, domain="pos"),
+    # -- bitwise operations (integer results, no derivative) on integers computed from x
+    Program("bitwise", lambda x: x * tf.astype(_bits(x), tf.float64), (S,), dtypes=R),
     # -- sorting: the derivative follows the permutation
     Program("sort", lambda x: tf.sort(x, axis=1) * tf.arange(4)
             + tf.sort(x, axis=None)[:4] + tf.partition(x, 1, axis=0)[1], (S,), dtypes=R),
@@ -269,6 +273,22 @@ def _sin_jvp(primals, tangents):
 def _eig_rows(a):
     w, v = tf.linalg.eig(a)
     return tf.concatenate([w[None, :], v], axis=0)
+
+
+def _real_part(z):
+    """``astype(z, float64)``: convert_element_type from complex to real, which keeps the real
+    part (and warns, as NumPy: a cast that drops an imaginary part is usually a mistake)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tf.errors.ComplexWarning)
+        return tf.astype(z, tf.float64)
+
+
+def _bits(x):
+    """Integers 0..7 from the signs of x, through every bitwise primitive."""
+    i = tf.astype(x > 0, tf.int64) + 2 * tf.astype(x > 0.5, tf.int64)
+    return ((i & 3) | (i << 1)) ^ (~i >> 1) & 7
 
 
 def _barrier(x):

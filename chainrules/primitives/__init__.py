@@ -13,6 +13,12 @@ from .elementwise import (
     arctan_p,
     arctanh_p,
     atan2_p,
+    bitwise_and_p,
+    bitwise_invert_p,
+    bitwise_left_shift_p,
+    bitwise_or_p,
+    bitwise_right_shift_p,
+    bitwise_xor_p,
     ceil_p,
     clamp_p,
     conj_p,
@@ -41,6 +47,7 @@ from .elementwise import (
     log2_p,
     log10_p,
     log_p,
+    logaddexp_p,
     logical_and_p,
     logical_not_p,
     logical_or_p,
@@ -69,7 +76,13 @@ from .elementwise import (
     trunc_p,
 )
 from .fft import fft_p, irfft_p, rfft_p
-from .indexing import basic_index_p, basic_index_transpose_p, gather_p, scatter_add_p
+from .indexing import (
+    basic_index_p,
+    basic_index_transpose_p,
+    check_index_p,
+    gather_p,
+    scatter_add_p,
+)
 from .linalg import *  # noqa: F401,F403  (decompositions, solves, expm)
 from .reductions import (
     argmax_p,

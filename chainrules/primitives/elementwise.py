@@ -377,10 +377,30 @@ def _div_transpose(b, ct, x, y):
 pow_p = Primitive(
     "pow",
     convention="d/dx x^y = y x^(y-1), taken as 0 where y == 0; d/dy x^y = log(x) x^y, "
-    "taken as 0 where x == 0",
+    "taken as 0 where x == 0; integer operands (an integer result, negative exponents "
+    "refused as in NumPy): no gradient",
 )
-pow_p.def_abstract_eval(_binary_aval("pow", inexact=True))
-pow_p.def_impl(lambda xp, x, y: xp.pow(x, y))
+
+
+@pow_p.def_abstract_eval
+def _pow_aval(x, y):
+    a = same_shape_and_dtype("pow", x, y)
+    if a.dtype.kind == "b":
+        raise DTypeError("pow: bool operands; cast them to an integer or float dtype first.")
+    return a
+
+
+@pow_p.def_impl
+def _pow_impl(xp, x, y):
+    if not xp.isdtype(x.dtype, ("real floating", "complex floating")):
+        # integer powers stay integers (NumPy); a negative exponent has no integer result
+        if bool(xp.any(y < 0)):
+            raise DTypeError(
+                f"pow: integers to negative integer powers are not allowed (exponent "
+                f"{int(xp.min(y))}, dtype {x.dtype}), as in NumPy; convert the base to a float "
+                f"dtype first (x.astype(float))."
+            )
+    return xp.pow(x, y)
 
 
 @pow_p.def_jvp
@@ -388,6 +408,8 @@ def _pow_jvp(b, primals, tangents):
     (x, y), (tx, ty) = primals, tangents
     out = b.pow(x, y)
     t = Zero(ShapedArray(x.shape, x.dtype))
+    if not is_inexact(x.dtype):
+        return out, t
     if type(tx) is not Zero:
         cx = b.mul(y, b.pow(x, b.sub(y, 1)))
         t = b.add(t, b.mul(tx, b.select(b.eq(y, 0), b.zeros_like(cx), cx)))
@@ -443,6 +465,43 @@ def _atan2_jvp(b, primals, tangents):
     is0 = b.eq(r2, 0)
     inv = b.select(is0, b.zeros_like(r2), b.reciprocal(b.select(is0, b.ones_like(r2), r2)))
     t = b.add(b.mul(ty, b.mul(x, inv)), b.mul(tx, b.neg(b.mul(y, inv))))
+    return out, t
+
+
+logaddexp_p = Primitive(
+    "logaddexp",
+    convention="derivative: the softmax weights sigmoid(x1 - x2), sigmoid(x2 - x1) (1/2 each "
+    "at x1 == x2), smooth to every order; where both operands are infinite with the same sign "
+    "the value is that infinity and the derivative 0 (the function is constant around it)",
+)
+logaddexp_p.__doc__ = """log(exp(x1) + exp(x2)), as the backend computes it (no overflow).
+
+A primitive rather than max + log1p(exp(-|x1 - x2|)): that composition's kinks at x1 == x2
+cancel in the value but not in the derivatives, whose second and higher orders then come out
+0 on the diagonal. Its JVP weighs the tangents by sigmoid(+-(x1 - x2)), itself written with
+``logaddexp``, so every derivative is smooth."""
+logaddexp_p.def_abstract_eval(_binary_aval("logaddexp", inexact=True, real=True))
+logaddexp_p.def_impl(lambda xp, x, y: xp.logaddexp(x, y))
+
+
+@logaddexp_p.def_jvp
+def _logaddexp_jvp(b, primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    out = b.bind(logaddexp_p, x, y)
+    flat = b.logical_and(b.eq(x, y), b.logical_not(b.isfinite(x)))  # inf, inf or -inf, -inf
+    zero = b.zeros_like(x)
+    # d = x - y, with 0 where both are the same infinity (no inf - inf: the weights there are
+    # replaced, and a nan in the unused branch would reach higher derivatives as 0 * nan)
+    d = b.sub(b.select(flat, zero, x), b.select(flat, zero, y))
+
+    def weight(e):  # sigmoid(e) = exp(-logaddexp(0, -e)): accurate also where it is tiny
+        return b.select(flat, zero, b.exp(b.neg(b.bind(logaddexp_p, zero, b.neg(e)))))
+
+    t = Zero(ShapedArray(x.shape, x.dtype))
+    if type(tx) is not Zero:
+        t = b.add(t, b.mul(tx, weight(d)))
+    if type(ty) is not Zero:
+        t = b.add(t, b.mul(ty, weight(b.neg(d))))
     return out, t
 
 
@@ -630,10 +689,39 @@ isfinite_p = _boolean("isfinite", 1, lambda xp, x: xp.isfinite(x))
 isnan_p = _boolean("isnan", 1, lambda xp, x: xp.isnan(x))
 
 
+# ------------------------------------------------------------------ bitwise operations
+def _bitwise(name, n_in, impl, *, shift=False):
+    """A bitwise primitive (NumPy's and the array API's semantics): integer operands, and bool
+    ones where it is the logical operation (not for shifts); integer output, no gradient."""
+    kinds = "iu" if shift else "biu"
+    p = Primitive(name, differentiable=False, convention="integer or boolean output: no gradient")
+
+    @p.def_abstract_eval
+    def aval(*xs):
+        a = same_shape_and_dtype(name, *xs) if n_in > 1 else xs[0]
+        if a.dtype.kind not in kinds:
+            raise DTypeError(
+                f"{name}: operands must be integers{'' if shift else ' or bools'}, got {a}."
+            )
+        return a
+
+    p.def_impl(impl)
+    return p
+
+
+bitwise_and_p = _bitwise("bitwise_and", 2, lambda xp, x, y: x & y)
+bitwise_or_p = _bitwise("bitwise_or", 2, lambda xp, x, y: x | y)
+bitwise_xor_p = _bitwise("bitwise_xor", 2, lambda xp, x, y: x ^ y)
+bitwise_invert_p = _bitwise("bitwise_invert", 1, lambda xp, x: ~x)
+bitwise_left_shift_p = _bitwise("bitwise_left_shift", 2, lambda xp, x, y: x << y, shift=True)
+bitwise_right_shift_p = _bitwise("bitwise_right_shift", 2, lambda xp, x, y: x >> y, shift=True)
+
+
 # ------------------------------------------------------------ convert_element_type
 convert_element_type_p = Primitive(
     "convert_element_type", linear=True, cost=no_flops, params={"new_dtype": DTYPE},
-    convention="complex -> real keeps the real part; integer/bool targets carry no gradient",
+    convention="complex -> real keeps the real part (complex -> bool: nonzero, as NumPy); "
+    "integer/bool targets carry no gradient",
 )
 
 
@@ -645,6 +733,8 @@ def _convert_aval(x, *, new_dtype):
 @convert_element_type_p.def_impl
 def _convert_impl(xp, x, *, new_dtype):
     if new_dtype.kind != "c" and xp.isdtype(x.dtype, "complex floating"):
+        if new_dtype.kind == "b":
+            return x != 0  # both parts count (NumPy): bool(2j) is True
         x = xp.real(x)
     return xp.astype(x, new_dtype)
 

@@ -3,8 +3,9 @@ basic indexing in one step (``basic_index``/``basic_index_transpose``).
 
 ``gather`` (take) and its transpose ``scatter_add`` are the embedding-table pattern: repeated
 indices in ``gather`` accumulate their cotangents in ``scatter_add``. Indices are integer
-arrays and are never differentiated; they must lie in ``[0, n)`` (the user-facing layer wraps
-negative indices).
+arrays and are never differentiated; they must lie in ``[0, n)``: the user-facing layer passes
+index data through ``check_index`` first, which rejects out-of-range values (when the values
+are known: eager at once, traced when the graph runs) and wraps negative ones.
 """
 
 from __future__ import annotations
@@ -13,14 +14,64 @@ import functools
 
 from ..core import Primitive, ShapedArray, Zero, is_undefined, no_flops
 from ..dtypes import is_integer
-from ..errors import DTypeError, ShapeError, fmt_aval
-from ..params import BASIC_SPEC, INT, SHAPE
+from ..errors import DTypeError, IndexOutOfBoundsError, ShapeError, fmt_aval
+from ..params import BASIC_SPEC, BOOL, INT, SHAPE, SIZE, TEXT
 from . import _batching
 from ._checks import check_axes
 
 
 def _gather_shape(x, indices, axis):
     return tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1 :])
+
+
+# ------------------------------------------------------------------ index data checks
+check_index_p = Primitive(
+    "check_index", differentiable=False,
+    convention="integer indices, checked and normalised: no derivative",
+    params={"size": SIZE, "wrap": BOOL, "op": TEXT, "what": TEXT, "hint": TEXT},
+)
+check_index_p.__doc__ = """Index data made safe to gather with: every value must lie in
+``[-size, size)`` (``wrap=True``: negative values count from the end, NumPy's rule, and are
+returned wrapped) or in ``[0, size)`` (``wrap=False``: class indices, PyTorch's rule);
+anything else raises ``IndexOutOfBoundsError`` naming ``op`` and ``what`` (and ``hint``).
+The check is two reductions over the indices, run where the values are: at once in eager
+mode, when the graph runs in traced mode (indices are data). Without it a flattened gather
+would silently read a neighbouring row."""
+
+
+@check_index_p.def_abstract_eval
+def _check_index_aval(indices, *, size, wrap, op, what, hint):
+    if not is_integer(indices.dtype):
+        raise DTypeError(f"{op}: {what} must be integers, got {fmt_aval(indices)}.")
+    return indices
+
+
+def checked_indices(xp, indices, size: int, wrap: bool, op: str, what: str, hint: str = ""):
+    """``indices`` with every value in ``[0, size)`` (see ``check_index_p``): the array itself
+    when it already is, negative values wrapped when ``wrap``; else raises."""
+    n = 1
+    for d in indices.shape:
+        n *= d
+    if n == 0:
+        return indices
+    lo, hi = int(xp.min(indices)), int(xp.max(indices))
+    if lo >= 0 and hi < size:
+        return indices
+    low = -size if wrap else 0
+    if lo < low or hi >= size:
+        bad = hi if hi >= size else lo
+        valid = f"{low}..{size - 1}" if size else "none, the axis is empty"
+        neg = "; negative values count from the end" if wrap and size else ""
+        raise IndexOutOfBoundsError(f"{op}: {what} {bad} is out of bounds (valid: {valid}{neg})."
+                                    + (f" {hint}" if hint else ""))
+    return xp.where(indices < 0, indices + size, indices)
+
+
+check_index_p.def_impl(
+    lambda xp, indices, *, size, wrap, op, what, hint:
+    checked_indices(xp, indices, size, wrap, op, what, hint)
+)
+_batching.elementwise(check_index_p)
 
 
 gather_p = Primitive("gather", linear=True, cost=no_flops, params={"axis": INT})

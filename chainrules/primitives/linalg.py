@@ -34,7 +34,7 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, Zero, is_undefined, static_size
 from ..dtypes import int64, is_complex, is_inexact, real_dtype
-from ..errors import DTypeError, ShapeError, SingularMatrixError, fmt_aval
+from ..errors import DTypeError, LinAlgError, ShapeError, SingularMatrixError, fmt_aval
 from ..params import BOOL, NEW_SIZE, OPT_POS_INT, OPT_REAL, REAL
 from . import _batching
 from . import elementwise as _elementwise
@@ -405,7 +405,8 @@ svdvals_p = Primitive(
     "svdvals", decomposition=True, cost=_SVD_COST,
     params={"eps": REAL},
     convention="singular values only (no vectors computed); derivative dS = Re diag(U^H dA V) "
-    "with the vectors recomputed by svd when needed",
+    "with the vectors recomputed by svd when needed; a matrix with NaN or inf entries raises "
+    "LinAlgError (as svd and NumPy's svd)",
 )
 _batching.leading(svdvals_p)
 
@@ -417,7 +418,17 @@ def _svdvals_aval(a, *, eps):
     return ShapedArray(a.shape[:-2] + (min(a.shape[-2:]),), real_dtype(a.dtype))
 
 
-svdvals_p.def_impl(lambda xp, a, *, eps: xp.linalg_ext.svdvals(a))
+@svdvals_p.def_impl
+def _svdvals_impl(xp, a, *, eps):
+    # NaN/inf have no singular values: NumPy's and svd's LinAlgError, not NaN (whose count
+    # above a tolerance, matrix_rank's, would silently be 0); checked before LAPACK sees them
+    if not bool(xp.all(xp.isfinite(a))):
+        raise LinAlgError(
+            f"svdvals: the matrix {fmt_aval(ShapedArray(a.shape, xp.np_dtype(a.dtype)))} has "
+            f"NaN or inf entries, so its singular values (and rank) are not defined; check "
+            f"the input (tenferro.isfinite)."
+        )
+    return xp.linalg_ext.svdvals(a)
 
 
 @svdvals_p.def_jvp
@@ -686,7 +697,9 @@ def _trisolve_transpose(b, ct, a, rhs, *, left_side, lower, transpose_a, conjuga
 # ============================================================================= solve
 solve_p = Primitive(
     "solve", cost=_cubic_cost("solve"),
-    convention="X = A^-1 B for square A, B of shape (..., n, k)",
+    convention="X = A^-1 B for square A, B of shape (..., n, k); a singular A raises, while "
+    "inf/nan in B (or in a cotangent reaching the backward solve) propagate into X as in "
+    "NumPy, PyTorch and JAX",
 )
 _batching.leading(solve_p)
 
@@ -993,17 +1006,40 @@ def truncation_rank(xp, s, max_rank=None, cutoff=None, relative_cutoff=None) -> 
     return r
 
 
-def check_truncation(max_rank, cutoff, relative_cutoff, op: str = "svd") -> None:
-    """The truncation options of a truncated SVD: ``max_rank`` a positive integer, ``cutoff``
-    >= 0, ``relative_cutoff`` in [0, 1] (NaN refused). The one check, applied by the eager
-    ``svd`` and by ``truncation_indices``'s shape rule (so graph files too)."""
-    if max_rank is not None and (isinstance(max_rank, bool) or int(max_rank) != max_rank
-                                 or max_rank < 1):
-        raise ShapeError(f"{op}: max_rank must be a positive integer, got {max_rank!r}.")
-    if cutoff is not None and not cutoff >= 0:
-        raise ShapeError(f"{op}: cutoff must be >= 0, got {cutoff!r}.")
-    if relative_cutoff is not None and not 0 <= relative_cutoff <= 1:
-        raise ShapeError(f"{op}: relative_cutoff must lie in [0, 1], got {relative_cutoff!r}.")
+def check_truncation(max_rank, cutoff, relative_cutoff, op: str = "svd") -> tuple:
+    """The truncation options of a truncated SVD, checked and returned as int/float:
+    ``max_rank`` a whole number >= 1 (not a bool), ``cutoff`` >= 0, ``relative_cutoff`` in
+    [0, 1] (real numbers, not bools; NaN refused). The one check, applied by the eager ``svd``
+    and by ``truncation_indices``'s shape rule (so graph files too)."""
+    if max_rank is not None:
+        if isinstance(max_rank, (bool, np.bool_)) or not isinstance(
+                max_rank, (int, np.integer, float, np.floating)):
+            raise DTypeError(f"{op}: max_rank must be an int, got {type(max_rank).__name__} "
+                             f"{max_rank!r:.40}.")
+        if max_rank != max_rank or max_rank in (np.inf, -np.inf) or max_rank != int(max_rank):
+            raise ShapeError(f"{op}: max_rank must be a whole number, got {max_rank!r}.")
+        max_rank = int(max_rank)
+        if max_rank < 1:
+            raise ShapeError(f"{op}: max_rank must be >= 1, got {max_rank} (None keeps every "
+                             f"singular value).")
+
+    def real(name, v):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                   np.floating)):
+            raise DTypeError(f"{op}: {name} must be a real number, got {type(v).__name__} "
+                             f"{v!r:.40}.")
+        return float(v)
+
+    if cutoff is not None:
+        cutoff = real("cutoff", cutoff)
+        if not cutoff >= 0:
+            raise ShapeError(f"{op}: cutoff must be >= 0, got {cutoff!r}.")
+    if relative_cutoff is not None:
+        relative_cutoff = real("relative_cutoff", relative_cutoff)
+        if not 0 <= relative_cutoff <= 1:
+            raise ShapeError(f"{op}: relative_cutoff must lie in [0, 1], got "
+                             f"{relative_cutoff!r}.")
+    return max_rank, cutoff, relative_cutoff
 
 
 truncation_indices_p = Primitive(

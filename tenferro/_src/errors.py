@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from chainrules.errors import (  # noqa: F401
     ConcretizationError,
     DegeneracyWarning,
@@ -11,6 +13,7 @@ from chainrules.errors import (  # noqa: F401
     DTypeError,
     GradientError,
     GraphError,
+    IndexOutOfBoundsError,
     LeakedTracerError,
     LinAlgError,
     NonLinearError,
@@ -23,6 +26,7 @@ from chainrules.errors import (  # noqa: F401
 )
 
 __all__ = [
+    "ComplexWarning",
     "ConcretizationError",
     "ConvergenceWarning",
     "DegeneracyWarning",
@@ -33,6 +37,7 @@ __all__ = [
     "GraphError",
     "GraphFileError",
     "GraphFormatError",
+    "IndexOutOfBoundsError",
     "LeakedTracerError",
     "LinAlgError",
     "NonLinearError",
@@ -46,6 +51,12 @@ __all__ = [
 
 class GaugeWarning(UserWarning):
     """A loss depends on an arbitrary gauge (the phase of an eigen- or singular vector)."""
+
+
+class ComplexWarning(np.exceptions.ComplexWarning):
+    """A cast from complex to real discards the imaginary part (``astype``, ``x.to``,
+    ``x.float()``...). A subclass of NumPy's ``ComplexWarning``, so filters written for NumPy
+    apply; take ``x.real`` first to drop the imaginary part on purpose."""
 
 
 class ConvergenceWarning(RuntimeWarning):
@@ -85,9 +96,10 @@ _FILE_ERRORS: dict = {}
 def named_argument_errors(op: str):
     """Decorate a public function whose arguments take many forms (sequences, nested lists,
     numbers or tensors): a raw ``TypeError``/``AttributeError`` (a wrong kind of argument) or
-    ``ValueError``/``OverflowError``/``ZeroDivisionError`` (a wrong value) raised while it
-    interprets them becomes a ``DTypeError``/``ShapeError`` naming the op, the argument types
-    and where to look. tenferro's own errors pass through unchanged."""
+    ``ValueError``/``OverflowError``/``ZeroDivisionError``/``IndexError`` (a wrong value, an
+    axis a tensor of too low rank lacks) raised while it interprets them becomes a
+    ``DTypeError``/``ShapeError`` naming the op, the argument types and where to look.
+    tenferro's own errors pass through unchanged."""
 
     def wrap(fn):
         @functools.wraps(fn)
@@ -97,7 +109,7 @@ def named_argument_errors(op: str):
             except TenferroError:
                 raise
             except (TypeError, AttributeError, ValueError, OverflowError,
-                    ZeroDivisionError) as e:
+                    ZeroDivisionError, IndexError) as e:
                 kinds = ", ".join([type(a).__name__ for a in args]
                                   + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
                 cls = DTypeError if isinstance(e, (TypeError, AttributeError)) else ShapeError

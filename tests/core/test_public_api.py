@@ -53,6 +53,9 @@ NUMPY_SURFACE = {
     "hypot", "log10", "log2", "logaddexp", "logaddexp2", "mod", "nan_to_num", "partition",
     "rad2deg", "radians", "remainder", "repeat", "roll", "rot90", "round", "select", "sinc", "sort",
     "special", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
+    # bitwise operations (array API names, NumPy's and PyTorch's other spellings)
+    "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "invert", "left_shift", "right_shift",
 }
 
 # PyTorch's spellings (tenferro/ops/torch_spellings.py, design/numpy-surface.md)

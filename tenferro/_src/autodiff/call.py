@@ -9,21 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.tracer import PrimalTracer
-from ..errors import GradientError
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_map, tree_unflatten
-
-
-def split_aux(op: str, out):
-    """``(output, aux)`` from what a ``has_aux=True`` function returned."""
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
-        got = (f"a {len(out)}-{type(out).__name__}" if isinstance(out, (tuple, list))
-               else type(out).__name__)
-        raise GradientError(
-            f"{op}(has_aux=True): the function must return a pair (output, aux), got {got}. "
-            f"Return (output, aux), or drop has_aux=True."
-        )
-    return out[0], out[1]
+from .arguments import split_aux
 
 
 def call_traced(op: str, f: Callable, trace, tree, tracers: list, has_aux: bool):

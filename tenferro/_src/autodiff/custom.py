@@ -42,7 +42,7 @@ from chainrules.dtypes import is_inexact
 from ..core.calls import CustomJVPCall, CustomVJPCall, bind_call, check_closure_operands
 from ..core.calls import check_cotangents as _check_cotangents
 from ..core.dispatch import bind_list, dispatch
-from ..errors import GradientError, NonLinearError
+from ..errors import GradientError, NonLinearError, check_callable
 from ..ir.eval import eval_program
 from ..ir.transpose import transpose_program
 from ..ops._base import tensor_of
@@ -56,6 +56,7 @@ class custom_vjp:  # noqa: N801 - a decorator, named like JAX's
     """A function with a user-supplied reverse-mode rule (see the module docstring)."""
 
     def __init__(self, fun):
+        check_callable("custom_vjp", fun)
         self.fun = fun
         self.fwd = self.bwd = None
         self._trees: dict = {}  # per argument signature: the output and residual structures
@@ -63,7 +64,10 @@ class custom_vjp:  # noqa: N801 - a decorator, named like JAX's
 
     def defvjp(self, fwd, bwd):
         """``fwd(*args) -> (out, residuals)``; ``bwd(residuals, ct) -> one cotangent (or
-        None) per positional argument``."""
+        None) per positional argument``. A real argument's cotangent must be real (a complex
+        one raises ``GradientError``: take its real part on purpose)."""
+        check_callable(f"custom_vjp {self.__name__}: defvjp (fwd)", fwd)
+        check_callable(f"custom_vjp {self.__name__}: defvjp (bwd)", bwd)
         self.fwd, self.bwd = fwd, bwd
         return self
 
@@ -96,6 +100,7 @@ class custom_jvp:  # noqa: N801 - a decorator, named like JAX's
     """A function with a user-supplied forward-mode rule (see the module docstring)."""
 
     def __init__(self, fun):
+        check_callable("custom_jvp", fun)
         self.fun = fun
         self.rule = None
         self._trees: dict = {}
@@ -104,6 +109,7 @@ class custom_jvp:  # noqa: N801 - a decorator, named like JAX's
     def defjvp(self, rule):
         """``rule(primals, tangents) -> (out, tangent_out)`` (tuples of the arguments; the
         tangent output has the output's structure). Usable as a decorator."""
+        check_callable(f"custom_jvp {self.__name__}: defjvp", rule)
         self.rule = rule
         return rule
 

@@ -16,6 +16,7 @@ from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, ShapeError, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
+from .arguments import argument_tuple
 from .call import call_traced
 from .custom import jvp_of_custom_vjp
 
@@ -95,8 +96,10 @@ def jvp(f, primals, tangents, has_aux: bool = False):
     ``primals`` and ``tangents`` are tuples (pytrees) of the same structure.
     """
     check_callable("jvp", f)
-    pflat, ptree = tree_flatten(tuple(primals))
-    tflat, ttree = tree_flatten(tuple(tangents))
+    primals = argument_tuple("jvp", "primals", primals)
+    tangents = argument_tuple("jvp", "tangents", tangents)
+    pflat, ptree = tree_flatten(primals)
+    tflat, ttree = tree_flatten(tangents)
     if ptree != ttree:
         raise ShapeError(f"jvp: primals {ptree} and tangents {ttree} differ in structure.")
     pflat = [tensor_of(p) for p in pflat]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from ..batching import vmap
 from ..core.dispatch import dispatch
-from ..errors import GradientError, check_callable
+from ..errors import check_callable
 from ..ops import moveaxis, reshape
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
+from .arguments import argument_tuple, check_argnums, resolve_argnums
 from .forward import jvp
-from .reverse import _argnums, check_inexact_args, grad, vjp
+from .reverse import check_inexact_args, grad, vjp
 
 
 def hvp(f, primals, tangents):
@@ -18,7 +19,8 @@ def hvp(f, primals, tangents):
     through the reverse pass; never forms the Hessian. Returns H @ tangents (same structure
     as the primals)."""
     check_callable("hvp", f)
-    primals, tangents = tuple(primals), tuple(tangents)
+    primals = argument_tuple("hvp", "primals", primals)
+    tangents = argument_tuple("hvp", "tangents", tangents)
     nums = tuple(range(len(primals)))
     g = grad(f, argnums=nums)
     _, hv = jvp(lambda *xs: g(*xs), primals, tangents)
@@ -34,16 +36,13 @@ def _basis(x):
 
 def _checked_nums(name, f, argnums) -> tuple:
     check_callable(name, f)
-    return (argnums,) if isinstance(argnums, int) and not isinstance(argnums, bool) else \
-        _argnums(name, argnums)
+    return check_argnums(name, argnums)
 
 
 def _checked_args(name, args, nums) -> list:
     """The arguments as tensors; differentiated ones must exist and be float or complex (an
     integer input's derivative would silently be zero)."""
-    for n in nums:
-        if not -len(args) <= n < len(args):
-            raise GradientError(f"{name}: argnums {n} but only {len(args)} positional args.")
+    resolve_argnums(name, nums, len(args))
     args = [tensor_of(a) for a in args]
     check_inexact_args(name, [args[n] for n in nums], nums)
     return args
@@ -61,7 +60,7 @@ def jacfwd(f, argnums=0):
     the primal computation runs once and every tangent direction in one batched pass. The
     result has shape ``out.shape + in.shape``. Complex inputs are treated as holomorphic
     directions."""
-    single = isinstance(argnums, int)
+    single = isinstance(argnums, int) and not isinstance(argnums, bool)
     nums = _checked_nums("jacfwd", f, argnums)
 
     def jac(*args):
@@ -94,7 +93,7 @@ def jacrev(f, argnums=0):
     basis of cotangents of each output, reusing the forward's saved values (shape
     ``out + in``). For complex inputs rows are the conjugate-convention gradients of each real
     output."""
-    single = isinstance(argnums, int)
+    single = isinstance(argnums, int) and not isinstance(argnums, bool)
     nums = _checked_nums("jacrev", f, argnums)
 
     def jac(*args):

@@ -20,6 +20,7 @@ from ..errors import DTypeError, GradientError, ShapeError, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .activity import accumulate, active_argnums, check_spec
+from .arguments import check_argnums, resolve_argnums, split_aux
 from .call import call_traced
 from .custom import record_custom_jvp, record_custom_vjp
 from .tape import BindContext, LeafNode, Tape, backward_pass
@@ -174,17 +175,6 @@ def _check_scalar_out(out):
         )
 
 
-def _argnums(name, argnums) -> tuple:
-    try:
-        nums = tuple(argnums)
-        if any(isinstance(n, bool) or not isinstance(n, int) for n in nums):
-            raise TypeError
-    except TypeError:
-        raise GradientError(f"{name}: argnums must be an int or a tuple of ints, got "
-                            f"{argnums!r:.40}.") from None
-    return nums
-
-
 def check_inexact_args(name: str, args, nums) -> None:
     """Differentiating with respect to an integer or boolean input is a mistake (its
     derivative would silently be zero): raise, as JAX does."""
@@ -217,21 +207,20 @@ def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
     tuple with one buffer (or None) per differentiated argument; the returned gradients are
     those buffers. See ``tenferro.autodiff.activity``."""
     check_callable("grad", f)
-    single = isinstance(argnums, int) and activity is None
-    if activity is None and not isinstance(argnums, int):
-        _argnums("grad", argnums)  # a clear error now, not at the first call
+    single = isinstance(argnums, int) and not isinstance(argnums, bool) and activity is None
+    if activity is None:
+        argnums = check_argnums("grad", argnums)  # a clear error now, not at the first call
 
     def wrapped(*args, **kwargs):
         nums = active_argnums(activity, argnums, len(args), "grad")
-        for n in nums:
-            if n >= len(args):
-                raise GradientError(f"grad: argnums {n} but only {len(args)} positional args.")
+        nums = resolve_argnums("grad", nums, len(args))
 
         def partial(*diff):
             full = list(args)
             for n, d in zip(nums, diff):
                 full[n] = d
-            return f(*full, **kwargs)
+            out = f(*full, **kwargs)
+            return split_aux("grad", out) if has_aux else out
 
         check_inexact_args("grad", [args[n] for n in nums], nums)
         res = vjp(partial, *[args[n] for n in nums], has_aux=has_aux)

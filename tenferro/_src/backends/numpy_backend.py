@@ -45,6 +45,12 @@ def _reducer(ufunc):
     return f
 
 
+def _logaddexp(x, y):
+    # NumPy flags a NaN operand as "invalid value" here (not in exp or log): NaN in, NaN out
+    with np.errstate(invalid="ignore"):
+        return np.logaddexp(x, y)
+
+
 def _to_numpy(arr):
     return np.asarray(arr)
 
@@ -64,6 +70,7 @@ def make_backend() -> Backend:
     ns.max = _reducer(np.maximum)
     ns.min = _reducer(np.minimum)
     ns.constant = _constant
+    ns.logaddexp = _logaddexp
     ns.scatter_add = _scatter_add
     ns.np_dtype = lambda d: d
     ns.to_numpy = _to_numpy

@@ -15,10 +15,12 @@ level they are called; the executor evaluates the function's program with ``impl
 
 from __future__ import annotations
 
+import numpy as np
+
 from chainrules import Primitive
 from chainrules.params import BadParam
 
-from ..errors import GradientError, GraphError, ShapeError
+from ..errors import GradientError, GraphError, ShapeError, fmt_aval
 from ..ir.compile import compile_program
 from ..ir.cost import eqn_flops
 from ..ir.eval import eval_program
@@ -178,20 +180,48 @@ def check_closure_operands(call, derivative_flags) -> None:
 
 def check_cotangents(call, grads, in_avals) -> list:
     """Validate what a ``bwd`` rule returned: one cotangent (or ``None``) per argument, each
-    with its argument's shape."""
+    a tensor (an array or a number) of its argument's shape, real for a real argument."""
     grads = list(grads) if isinstance(grads, (tuple, list)) else [grads]
     if len(grads) != len(in_avals):
         raise GradientError(
             f"custom_vjp {call.name}: the backward function returned {len(grads)} cotangents "
             f"for {len(in_avals)} tensor arguments."
         )
-    for g, a in zip(grads, in_avals):
-        if g is not None and tuple(g.shape) != tuple(a.shape):
+    for k, (g, a) in enumerate(zip(grads, in_avals)):
+        if g is None:
+            continue
+        shape, dtype = _shape_and_dtype(g)
+        if dtype is None or dtype.kind not in "biufc":
+            raise GradientError(
+                f"custom_vjp {call.name}: the backward function returned {type(g).__name__} "
+                f"{g!r:.40} as the cotangent of input {k} ({fmt_aval(a)}); return a tensor "
+                f"of that shape (or None for no gradient)."
+            )
+        if dtype.kind == "c" and a.dtype.kind != "c":
+            raise GradientError(
+                f"custom_vjp {call.name}: the backward function returned a complex cotangent "
+                f"({dtype}) for the real input {k} ({fmt_aval(a)}); the gradient with respect "
+                f"to a real input is real. Return ct.real if the imaginary part is meant to be "
+                f"dropped."
+            )
+        if tuple(shape) != tuple(a.shape):
             raise ShapeError(
-                f"custom_vjp {call.name}: a cotangent of shape {tuple(g.shape)} was returned "
+                f"custom_vjp {call.name}: a cotangent of shape {tuple(shape)} was returned "
                 f"for an argument of shape {tuple(a.shape)}."
             )
     return grads
+
+
+def _shape_and_dtype(g):
+    """``(shape, dtype)`` of a returned cotangent (``dtype`` None when it is not numeric)."""
+    if hasattr(g, "shape") and hasattr(g, "dtype"):
+        try:
+            return tuple(g.shape), np.dtype(g.dtype)
+        except TypeError:
+            return (), None
+    if isinstance(g, (bool, int, float, complex, np.generic)):
+        return (), np.asarray(g).dtype
+    return (), None
 
 
 def bind_call(call, *args) -> list:

@@ -770,10 +770,27 @@ def enable_grad():
     return _GradMode(True)
 
 
-def set_grad_enabled(mode: bool):
-    """Context manager / decorator turning recording on or off (``no_grad``/``enable_grad``
-    with an argument)."""
-    return _GradMode(bool(mode))
+class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
+    """Turn recording on or off, as PyTorch's ``set_grad_enabled``: called as a function it
+    sets the mode at once (``set_grad_enabled(False)`` stops recording on this thread until
+    ``set_grad_enabled(True)``); used as a context manager it restores the previous mode on
+    exit, and as a decorator it applies the mode while the function runs (and leaves the
+    current mode unchanged by the decoration)."""
+
+    def __init__(self, mode: bool):
+        if not isinstance(mode, (bool, np.bool_)):
+            raise DTypeError(f"set_grad_enabled: mode must be True or False, got "
+                             f"{type(mode).__name__} {mode!r:.40}.")
+        super().__init__(bool(mode))
+        self.prev = state.grad_enabled
+        state.grad_enabled = self.enabled
+
+    def __enter__(self):
+        state.grad_enabled = self.enabled  # (already set by the call; again if reused)
+
+    def __call__(self, f):
+        state.grad_enabled = self.prev  # a decorator does not change the mode now
+        return super().__call__(f)
 
 
 def is_grad_enabled() -> bool:

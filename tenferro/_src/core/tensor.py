@@ -156,14 +156,39 @@ class Tensor:
     def __ge__(self, o):
         return _ops.greater_equal(self, o)
 
+    # bitwise, as NumPy: logical for bools, bitwise for integers, an error for floats
     def __and__(self, o):
-        return _ops.logical_and(self, o)
+        return _ops.bitwise_and(self, o)
+
+    def __rand__(self, o):
+        return _ops.bitwise_and(o, self)
 
     def __or__(self, o):
-        return _ops.logical_or(self, o)
+        return _ops.bitwise_or(self, o)
+
+    def __ror__(self, o):
+        return _ops.bitwise_or(o, self)
+
+    def __xor__(self, o):
+        return _ops.bitwise_xor(self, o)
+
+    def __rxor__(self, o):
+        return _ops.bitwise_xor(o, self)
+
+    def __lshift__(self, o):
+        return _ops.bitwise_left_shift(self, o)
+
+    def __rlshift__(self, o):
+        return _ops.bitwise_left_shift(o, self)
+
+    def __rshift__(self, o):
+        return _ops.bitwise_right_shift(self, o)
+
+    def __rrshift__(self, o):
+        return _ops.bitwise_right_shift(o, self)
 
     def __invert__(self):
-        return _ops.logical_not(self)
+        return _ops.bitwise_invert(self)
 
     def __getitem__(self, idx):
         return _ops.getitem(self, idx)
@@ -186,6 +211,38 @@ class Tensor:
 
     def __itruediv__(self, o):
         self._inplace(lambda: _ops.divide(self, o), o)
+        return self
+
+    def __ifloordiv__(self, o):
+        self._inplace(lambda: _ops.floor_divide(self, o), o)
+        return self
+
+    def __imod__(self, o):
+        self._inplace(lambda: _ops.remainder(self, o), o)
+        return self
+
+    def __ipow__(self, o):
+        self._inplace(lambda: _ops.power(self, o), o)
+        return self
+
+    def __iand__(self, o):
+        self._inplace(lambda: _ops.bitwise_and(self, o), o)
+        return self
+
+    def __ior__(self, o):
+        self._inplace(lambda: _ops.bitwise_or(self, o), o)
+        return self
+
+    def __ixor__(self, o):
+        self._inplace(lambda: _ops.bitwise_xor(self, o), o)
+        return self
+
+    def __ilshift__(self, o):
+        self._inplace(lambda: _ops.bitwise_left_shift(self, o), o)
+        return self
+
+    def __irshift__(self, o):
+        self._inplace(lambda: _ops.bitwise_right_shift(self, o), o)
         return self
 
     def add_(self, o, alpha=1):

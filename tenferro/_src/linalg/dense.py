@@ -200,14 +200,18 @@ def truncation_rank(s, max_rank=None, cutoff=None, relative_cutoff=None) -> int:
     (..., k)) the rank is the largest over the batch, so no matrix loses a value its own
     criterion keeps. This is the one place where a truncated SVD looks at data (traced mode
     resolves it at run time with the same rule: ``chainrules.primitives.linalg.truncation_rank``).
+    ``max_rank`` is an int >= 1 (not a bool), ``cutoff`` a number >= 0 and ``relative_cutoff``
+    one in [0, 1]; other values raise (``DTypeError``/``ShapeError``).
     """
+    max_rank, cutoff, relative_cutoff = _check_truncation(
+        "truncation_rank", max_rank, cutoff, relative_cutoff)
     values = np.asarray(stop_gradient(s) if isinstance(s, Tensor) else s)
     return _truncation_rule(np, values, max_rank, cutoff, relative_cutoff)
 
 
-def _check_truncation(max_rank, cutoff, relative_cutoff) -> None:
+def _check_truncation(op, max_rank, cutoff, relative_cutoff) -> tuple:
     # the one rule, shared with truncation_indices's shape rule (graph files apply it too)
-    check_truncation(max_rank, cutoff, relative_cutoff, "svd")
+    return check_truncation(max_rank, cutoff, relative_cutoff, op)
 
 
 def _decide_rank(s: Tensor, max_rank, cutoff, relative_cutoff, eps: float):
@@ -286,7 +290,8 @@ def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: flo
     eps = _eps(eps, a.dtype)
     truncating = not (max_rank is None and cutoff is None and relative_cutoff is None)
     if truncating:
-        _check_truncation(max_rank, cutoff, relative_cutoff)
+        max_rank, cutoff, relative_cutoff = _check_truncation("svd", max_rank, cutoff,
+                                                              relative_cutoff)
         if full_matrices:
             raise ShapeError(
                 "svd: truncation (max_rank/cutoff/relative_cutoff) needs full_matrices=False."
@@ -310,7 +315,9 @@ def svdvals(a, eps: float | None = None) -> Tensor:
 
 
 def matrix_rank(a, rtol: float | None = None) -> Tensor:
-    """Number of singular values above ``rtol * S_max`` (default max(m, n) * machine eps)."""
+    """Number of singular values above ``rtol * S_max`` (default max(m, n) * machine eps).
+    A matrix with NaN or inf entries has no rank: ``LinAlgError``, as NumPy (under ``jit``
+    when the graph runs), never a count of 0."""
     a = _matrix("matrix_rank", a)
     s = stop_gradient(svdvals(a))
     tol = _rtol(rtol, a) * max(s, -1, keepdims=True) if s.shape[-1] else s

@@ -12,9 +12,12 @@ from chainrules.dtypes import bool_, float64, int64
 
 from .. import errors, lax, linalg, ops, special
 from ..core.dispatch import bind
-from ..core.eager import no_grad
+from ..core.eager import EagerTensor, no_grad
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
+from ..ops import _base as ops_base
+from ..ops._base import as_real
+from ..ops.indexing import checked_index, take_named
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
@@ -37,10 +40,18 @@ def _float(x) -> Tensor:
     return x if x.dtype.kind in "fc" else ops.astype(x, float64)
 
 
+_LEAST = {"padding": 0}  # window sizes, strides and dilations are at least 1
+
+
 def _tuple(v, n: int, name: str, op: str) -> tuple:
-    if isinstance(v, (int, np.integer)):
-        return (int(v),) * n
-    v = tuple(int(i) for i in v)
+    """A window parameter (``kernel_size``, ``stride``, ``padding``, ``dilation``): an int
+    or one int per spatial axis, checked (ints, >= 1; padding >= 0)."""
+    if isinstance(v, (int, np.integer, bool, np.bool_)) or not isinstance(v, (tuple, list)):
+        v = (v,)
+    v = tuple(ops_base.as_int(op, name, i) for i in v)
+    least = _LEAST.get(name, 1)
+    if any(i < least for i in v):
+        raise ShapeError(f"{op}: {name} must be >= {least} on every axis, got {v}.")
     if len(v) == 1:
         return v * n
     if len(v) != n:
@@ -55,7 +66,7 @@ def _reduce(loss: Tensor, reduction: str, op: str) -> Tensor:
         return ops.sum(loss)
     if reduction == "none":
         return loss
-    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}.")
+    raise ShapeError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r:.40}.")
 
 
 def _inplace(x, compute, inplace):
@@ -97,9 +108,9 @@ def linear(input, weight, bias=None) -> Tensor:
 
 
 def relu(input, inplace: bool = False) -> Tensor:
-    """max(x, 0). Derivative at 0: 0 (as PyTorch)."""
+    """max(x, 0). Derivative at 0: 0 (as PyTorch); NaN stays NaN (as PyTorch)."""
     x = _t(input)
-    return _inplace(x, lambda: ops.where(x > 0, x, 0), inplace)
+    return _inplace(x, lambda: ops.relu(x), inplace)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -125,7 +136,7 @@ def gelu(input, approximate: str = "none") -> Tensor:
         return 0.5 * x * (1.0 + special.erf(x * (1.0 / math.sqrt(2.0))))
     if approximate == "tanh":
         return 0.5 * x * (1.0 + ops.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}.")
+    raise ShapeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r:.40}.")
 
 
 def sigmoid(input) -> Tensor:
@@ -187,8 +198,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     The mask is drawn from tenferro's generator (seed it with ``tenferro.manual_seed``), so
     the random stream differs from PyTorch's. Random draws happen eagerly: inside ``jit`` use
     ``training=False`` or multiply by a mask drawn outside."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}.")
+    p = as_real("dropout", "p", p, low=0.0, high=1.0)
     x = _t(input)
     if not training or p == 0.0:
         return x
@@ -208,12 +218,14 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 # ------------------------------------------------------------------ embedding, one_hot
 def embedding(input, weight, padding_idx: int | None = None) -> Tensor:
     """Rows ``weight[input]``; cotangents of repeated indices accumulate. Rows selected by
-    ``padding_idx`` get no gradient (as PyTorch)."""
+    ``padding_idx`` get no gradient (as PyTorch). Indices must lie in ``[0, num_embeddings)``
+    (negative ones too raise ``IndexOutOfBoundsError``, as in PyTorch; checked when the
+    values are known: eager at once, under ``jit`` when the graph runs)."""
     w = _t(weight)
     idx = _t(input)
     if idx.dtype.kind not in "iu":
         raise DTypeError(f"embedding: indices must be integers, got {idx.dtype}.")
-    out = ops.take(w, idx, axis=0)
+    out = take_named("embedding", w, idx, 0, wrap=False)
     if padding_idx is not None:
         pad_row = ops.expand_dims(idx == (padding_idx % w.shape[0]), -1)
         out = ops.where(pad_row, ops.stop_gradient(out), out)
@@ -222,12 +234,19 @@ def embedding(input, weight, padding_idx: int | None = None) -> Tensor:
 
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding along a new last axis. ``num_classes=-1`` uses max + 1 (eager
-    only: traced mode needs the number)."""
+    only: traced mode needs the number). Class indices must lie in ``[0, num_classes)``:
+    others raise ``IndexOutOfBoundsError`` (as PyTorch; under ``jit`` when the graph runs)
+    instead of giving an all-zero row."""
     idx = _t(tensor)
     if idx.dtype.kind not in "iu":
         raise DTypeError(f"one_hot: expected integer class indices, got {idx.dtype}.")
-    if num_classes < 0:
-        num_classes = int(ops.max(idx).item()) + 1
+    num_classes = ops_base.as_int("one_hot", "num_classes", num_classes)
+    if num_classes < -1:
+        raise ShapeError(f"one_hot: num_classes must be >= 0 (or -1: max + 1), got "
+                         f"{num_classes}.")
+    if num_classes == -1:
+        num_classes = int(ops.max(idx).item()) + 1 if idx.size else 0
+    idx = checked_index("one_hot", idx, num_classes, wrap=False, what="class index")
     classes = ops.arange(num_classes, device=idx.device)
     return ops.astype(ops.expand_dims(idx, -1) == classes, int64)
 
@@ -245,7 +264,9 @@ def l1_loss(input, target, reduction: str = "mean") -> Tensor:
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (d = input - target).
-    Differentiable (once) everywhere; derivative 0 at d = 0."""
+    Differentiable (once) everywhere; derivative 0 at d = 0. ``delta`` must be > 0 (as
+    PyTorch: a negative one would make the loss negative)."""
+    delta = as_real("huber_loss", "delta", delta, low=0.0, low_open=True)
     d = _float(input) - target
     a = ops.abs(d)
     return _reduce(ops.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)), reduction,
@@ -255,7 +276,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0) -> Te
 def smooth_l1_loss(input, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (``huber_loss / beta``); with
     ``beta=0`` this is ``l1_loss``. Differentiable (once) everywhere for beta > 0; derivative 0
-    at d = 0 (``l1_loss``'s sign(0) = 0 for beta = 0)."""
+    at d = 0 (``l1_loss``'s sign(0) = 0 for beta = 0). ``beta`` must be >= 0 (as PyTorch)."""
+    beta = as_real("smooth_l1_loss", "beta", beta, low=0.0)
     if beta == 0:
         return l1_loss(input, target, reduction)
     d = _float(input) - target
@@ -287,30 +309,57 @@ def _check_targets(op, x, target):
         )
 
 
+def _checked_targets(op, safe, c, ignore_index):
+    """Class-index targets (``ignore_index`` entries already replaced by 0), each checked to
+    lie in ``[0, C)`` as PyTorch requires: a target of C would read the next sample's row."""
+    return checked_index(op, safe, c, wrap=False, what="target class",
+                         hint=f"Targets are class indices 0..C-1 (C = {c}); entries equal to "
+                              f"ignore_index ({ignore_index}) are skipped.")
+
+
+def _class_weights(op, weight, c, dtype):
+    w = ops.astype(_t(weight), dtype)
+    if tuple(w.shape) != (c,):
+        raise ShapeError(f"{op}: weight must hold one entry per class, shape ({c},), got "
+                         f"{tuple(w.shape)}.")
+    return w
+
+
+def _gather(x, positions):
+    """``x[positions]`` for positions known to be in range (checked targets)."""
+    return bind(P.gather_p, x, positions, axis=0)
+
+
 def nll_loss(input, target, weight=None, ignore_index: int = -100,
              reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices: ``-weight[t] * input[n, t]``, input holding
     log-probabilities with classes on axis 1. ``mean`` divides by the summed weights of the
-    targets that are not ``ignore_index`` (as PyTorch). Linear in ``input``."""
+    targets that are not ``ignore_index`` (as PyTorch). Linear in ``input``. Targets must lie
+    in ``[0, C)`` (or equal ``ignore_index``): others raise ``IndexOutOfBoundsError``, eager at
+    once, under ``jit`` when the graph runs."""
+    return _nll_loss("nll_loss", input, target, weight, ignore_index, reduction)
+
+
+def _nll_loss(op, input, target, weight, ignore_index, reduction) -> Tensor:
     x = _float(input)
     t = _t(target)
-    _check_targets("nll_loss", x, t)
+    _check_targets(op, x, t)
     flat = _class_last(x)
     m, c = flat.shape
     tf_ = ops.reshape(t, (-1,))
     ignored = tf_ == ignore_index
-    safe = ops.where(ignored, 0, tf_)
-    picked = ops.take(ops.reshape(flat, (-1,)), ops.arange(m, device=x.device) * c + safe)
+    safe = _checked_targets(op, ops.where(ignored, 0, tf_), c, ignore_index)
+    picked = _gather(ops.reshape(flat, (-1,)), ops.arange(m, device=x.device) * c + safe)
     w = ops.astype(ops.logical_not(ignored), flat.dtype)
     if weight is not None:
-        w = w * ops.take(ops.astype(_t(weight), flat.dtype), safe)
+        w = w * _gather(_class_weights(op, weight, c, flat.dtype), safe)
     loss = -(picked * w)
     if reduction == "mean":
         return ops.sum(loss) / ops.sum(w)
     if reduction == "none":
         shape = (x.shape[0],) + tuple(x.shape[2:]) if x.ndim > 1 else ()
         return ops.reshape(loss, shape)
-    return _reduce(loss, reduction, "nll_loss")
+    return _reduce(loss, reduction, op)
 
 
 def cross_entropy(input, target, weight=None, ignore_index: int = -100,
@@ -322,9 +371,8 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     nll term). Smooth in ``input``."""
     x = _float(input)
     t = _t(target)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
-                         f"{label_smoothing}.")
+    label_smoothing = as_real("cross_entropy", "label_smoothing", label_smoothing, low=0.0,
+                              high=1.0)
     cdim = 0 if x.ndim == 1 else 1
     n_classes = x.shape[cdim]
     logp = ops.log_softmax(x, cdim)
@@ -342,7 +390,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
         if reduction == "mean":
             return ops.sum(per) / (x.size // n_classes)
         return _reduce(per, reduction, "cross_entropy")
-    nll = nll_loss(logp, t, weight, ignore_index, reduction)
+    nll = _nll_loss("cross_entropy", logp, t, weight, ignore_index, reduction)
     if label_smoothing == 0:
         return nll
     ignored = t == ignore_index
@@ -352,9 +400,10 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
         if weight is None:
             denom = ops.sum(ops.astype(ops.logical_not(ignored), x.dtype))
         else:
-            safe = ops.where(ignored, 0, t)
-            denom = ops.sum(ops.where(ignored, 0.0, ops.take(ops.astype(_t(weight), x.dtype),
-                                                          safe)))
+            safe = _checked_targets("cross_entropy", ops.where(ignored, 0, t), n_classes,
+                                    ignore_index)
+            denom = ops.sum(ops.where(ignored, 0.0, _gather(
+                _class_weights("cross_entropy", weight, n_classes, x.dtype), safe)))
         smooth = ops.sum(smooth) / denom
     else:
         smooth = _reduce(smooth, reduction, "cross_entropy")
@@ -371,17 +420,45 @@ def _clamped_logs(x):
     return lx, l1x
 
 
+def _value_range(x):
+    """``(min, max)`` of ``x`` when its values are known now (eager, also under ``grad`` and
+    ``jvp``), ``None`` when they are not (``jit``, ``vmap``)."""
+    if type(x) is EagerTensor:
+        v, xp = x._value, x._backend.xp
+    else:
+        try:
+            v, xp = ops_base.concrete_array("", "", x, ""), np
+        except errors.ConcretizationError:
+            return None
+    if not math.prod(v.shape):
+        return 0.0, 0.0
+    return float(xp.min(v)), float(xp.max(v))
+
+
 def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) for probabilities x, each log clamped below at -100 as
     PyTorch does (so the loss stays finite at x in {0, 1}; the clamp passes no gradient where
-    it is active)."""
+    it is active).
+
+    Inputs outside [0, 1] (or NaN) raise ``ShapeError`` when the values are known (eager, as
+    PyTorch); under ``jit``/``vmap``, where they are not, the loss of such an entry is NaN
+    rather than a finite (negative) number."""
     x = _float(input)
     t = ops.astype(_t(target), x.dtype)
     if tuple(t.shape) != tuple(x.shape):
         raise ShapeError(f"binary_cross_entropy: target {t.shape} must have the input's shape "
                          f"{x.shape}.")
+    known = _value_range(x)
+    if known is not None and not (known[0] >= 0 and known[1] <= 1):  # NaN fails too
+        raise ShapeError(
+            f"binary_cross_entropy: the input must hold probabilities in [0, 1], got values "
+            f"from {known[0]} to {known[1]}; apply sigmoid first, or pass the logits to "
+            f"binary_cross_entropy_with_logits.")
     lx, l1x = _clamped_logs(x)
     loss = -(t * lx + (1.0 - t) * l1x)
+    if known is None:
+        inside = ops.logical_and(x >= 0, x <= 1)  # False for NaN too
+        loss = ops.where(inside, loss, np.nan)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
@@ -523,13 +600,13 @@ def _padding_pairs(padding, kernel, dilation, stride, nsp, op):
             return ((0, 0),) * nsp
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise ValueError(f"{op}: padding='same' needs stride 1, got {stride}.")
+                raise ShapeError(f"{op}: padding='same' needs stride 1, got {stride}.")
             out = []
             for k, d in zip(kernel, dilation):
                 total = d * (k - 1)
                 out.append((total // 2, total - total // 2))
             return tuple(out)
-        raise ValueError(f"{op}: padding must be an int, a tuple, 'valid' or 'same', got "
+        raise ShapeError(f"{op}: padding must be an int, a tuple, 'valid' or 'same', got "
                          f"{padding!r}.")
     return tuple((p, p) for p in _tuple(padding, nsp, "padding", op))
 
@@ -591,8 +668,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
 # --------------------------------------------------------------------------- pooling
 def _pool_geometry(op, x, nsp, kernel_size, stride, padding, dilation, ceil_mode):
     kernel = _tuple(kernel_size, nsp, "kernel_size", op)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
-        else _tuple(stride, nsp, "stride", op)
+    empty = isinstance(stride, (tuple, list)) and len(stride) == 0  # PyTorch's default: []
+    stride = kernel if stride is None or empty else _tuple(stride, nsp, "stride", op)
     pad = _tuple(padding, nsp, "padding", op)
     dil = _tuple(dilation, nsp, "dilation", op)
     if any(2 * p > k for p, k in zip(pad, kernel)):
@@ -622,7 +699,8 @@ def _batched(x, nsp, op):
 def _max_pool(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
     if return_indices:
-        raise NotImplementedError(f"{op}: return_indices=True is not supported.")
+        raise ShapeError(f"{op}: return_indices=True is not supported; compute the indices "
+                         f"with argmax over the windows if needed.")
     x, unbatched = _batched(input, nsp, op)
     kernel, stride, pads, dil = _pool_geometry(op, x, nsp, kernel_size, stride, padding,
                                                dilation, ceil_mode)
@@ -742,7 +820,7 @@ def pad(input, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -
     """PyTorch's padding spec: pairs (left, right) starting from the last axis. Only
     ``mode='constant'`` is supported. Linear in the input."""
     if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported (only 'constant').")
+        raise ShapeError(f"pad: mode {mode!r:.40} is not supported (only 'constant').")
     x = _t(input)
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ShapeError(f"pad: need pairs for at most {x.ndim} axes, got {tuple(pad)}.")
@@ -770,7 +848,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     lq, lk = q.shape[-2], k.shape[-2]
     if is_causal:
         if attn_mask is not None:
-            raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not "
+            raise ShapeError("scaled_dot_product_attention: give attn_mask or is_causal, not "
                              "both.")
         keep = ops.tril(ops.ones((lq, lk), dtype=bool_, device=q.device))
         scores = ops.where(keep, scores, -np.inf)
@@ -781,6 +859,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if dropout_p > 0:
         p = dropout(p, dropout_p, True)
     return ops.matmul(p, v)
+
+
+def _name_argument_errors() -> None:
+    """Every public function turns a raw Python error met while interpreting its arguments
+    (``conv2d(3, 4)``, ``layer_norm(x, None)``) into a named one (``named_argument_errors``)."""
+    for name in __all__:
+        globals()[name] = errors.named_argument_errors(f"nn.functional.{name}")(globals()[name])
+
+
+_name_argument_errors()
 
 
 def __dir__():

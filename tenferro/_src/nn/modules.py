@@ -544,8 +544,8 @@ class _ConvNd(Module):
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None) -> None:
         super().__init__()
         if padding_mode != "zeros":
-            raise NotImplementedError(f"{type(self).__name__}: padding_mode {padding_mode!r} "
-                                      f"is not supported (only 'zeros').")
+            raise ShapeError(f"{type(self).__name__}: padding_mode {padding_mode!r:.40} "
+                             f"is not supported (only 'zeros').")
         if in_channels % groups or out_channels % groups:
             raise ShapeError(f"{type(self).__name__}: in_channels ({in_channels}) and "
                              f"out_channels ({out_channels}) must be divisible by groups "

@@ -83,12 +83,27 @@ def full(shape, value, dtype, device=None) -> Tensor:
 
 
 def astype(x, dtype) -> Tensor:
-    """Cast to ``dtype`` (complex -> real keeps the real part)."""
+    """Cast to ``dtype``. Complex -> real keeps the real part and warns (``ComplexWarning``,
+    as NumPy and PyTorch): take ``x.real`` first to drop the imaginary part on purpose.
+    Complex -> bool is ``x != 0`` (both parts count, as NumPy)."""
     dtype = dtype if dtype.__class__ is np.dtype else dtype_arg("astype", dtype)
     x = x if isinstance(x, Tensor) else tensor_of(x)
     if x.dtype == dtype:
         return x
+    if dtype.kind in "iuf" and x.dtype.kind == "c":
+        warn_complex_cast("astype", x.dtype, dtype)
     return bind(P.convert_element_type_p, x, new_dtype=dtype)
+
+
+def warn_complex_cast(op: str, src, dst) -> None:
+    """The warning of a cast that drops an imaginary part (NumPy's ``ComplexWarning``)."""
+    import warnings
+
+    from ..errors import ComplexWarning
+
+    warnings.warn(
+        f"{op}: casting {src} to {dst} discards the imaginary part; take x.real first to "
+        f"drop it explicitly (or abs(x) for the magnitude).", ComplexWarning, stacklevel=3)
 
 
 def to_inexact(x: Tensor) -> Tensor:
@@ -99,12 +114,16 @@ def to_inexact(x: Tensor) -> Tensor:
 
 def broadcast_shapes(*shapes) -> tuple:
     """The shape ``shapes`` broadcast together (NumPy's ``broadcast_shapes``); raises a
-    ``ShapeError`` naming the axis that cannot broadcast."""
+    ``ShapeError`` naming the axis that cannot broadcast, or a negative size."""
     if not shapes:
         return ()
-    return broadcast_shapes_of("broadcast_shapes", *[
-        (as_dim(s),) if isinstance(s, (int, np.integer)) else tuple(
-            as_dim(d) for d in sequence_of("broadcast_shapes", s)) for s in shapes])
+    shapes = [(as_dim(s),) if isinstance(s, (int, np.integer)) else tuple(
+        as_dim(d) for d in sequence_of("broadcast_shapes", s)) for s in shapes]
+    for s in shapes:
+        if any(d.__class__ is int and d < 0 for d in s):
+            raise ShapeError(f"broadcast_shapes: the shape {s} has a negative size; sizes are "
+                             f"integers >= 0.")
+    return broadcast_shapes_of("broadcast_shapes", *shapes)
 
 
 def broadcast_shapes_of(op: str, *shapes) -> tuple:
@@ -165,6 +184,28 @@ def as_int(op: str, what: str, v) -> int:
     except TypeError:
         raise DTypeError(f"{op}: {what} must be an int, got {type(v).__name__} {v!r:.40}."
                          ) from None
+
+
+def as_real(op: str, what: str, v, *, low=None, high=None, low_open: bool = False,
+            high_open: bool = False) -> float:
+    """A real-number argument (a learning rate, a loss's delta, a probability) as a float:
+    ``DTypeError`` for anything that is not a real number (a bool, a string, a tensor),
+    ``ShapeError`` for NaN or a value outside ``[low, high]`` (open ends as flagged)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                              np.floating)):
+        raise DTypeError(f"{op}: {what} must be a real number, got {type(v).__name__} "
+                         f"{v!r:.40}.")
+    v = float(v)
+    below = low is not None and (v <= low if low_open else v < low)
+    above = high is not None and (v >= high if high_open else v > high)
+    if v != v or below or above:
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        left = "(" if low_open or low is None else "["
+        right = ")" if high_open or high is None else "]"
+        rng = f"{left}{lo}, {hi}{right}"
+        raise ShapeError(f"{op}: {what} must lie in {rng}, got {v!r}.")
+    return v
 
 
 def sequence_of(op: str, xs) -> list:

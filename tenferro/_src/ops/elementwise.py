@@ -121,7 +121,12 @@ _STATIC_POW = 16  # integer exponents up to this are parameters (exact integer p
 
 def power(x, y) -> Tensor:
     """``x ** y``. A Python-number exponent uses the static-exponent primitive (exact
-    integer powers, derivative p x^(p-1)); a tensor exponent uses ``pow``."""
+    integer powers, derivative p x^(p-1)); a tensor exponent uses ``pow``.
+
+    Dtypes as NumPy: an integer to an integer power stays an integer (bools count as int8);
+    a negative integer exponent of an integer base raises ``DTypeError`` (at once for a
+    number, when the values are known for a tensor exponent: under ``jit`` when the graph
+    runs), as NumPy's ``ValueError`` and PyTorch's error; a float exponent gives floats."""
     if (y.__class__ is int and y == 2 and type(x) is EagerTensor
             and x.dtype.kind in "fc"):  # x ** 2 (a loss): the branch below, directly
         return bind(P.square_p, x)
@@ -130,12 +135,23 @@ def power(x, y) -> Tensor:
         if not (float(y).is_integer() and -_STATIC_POW <= y <= _STATIC_POW) and y == y:
             # a data-like exponent (x ** p with p changing every step) is an operand, not a
             # parameter: a parameter would key a new derivative template per value
+            if isinstance(y, (int, np.integer)) and x.dtype.kind in "biu":
+                return power(x, tensor_of(int(y), like=x))  # integer ** large integer
             a, b = operands("power", x, float(y))
             a, b = to_inexact(a), to_inexact(b)
             return bind(P.pow_p, a, b)
-        if float(y).is_integer():
+        if float(y).is_integer() and not isinstance(y, (float, np.floating)):
             y = int(y)
+            if x.dtype.kind == "b":
+                x = astype(x, np.int8)
             if y < 0 and x.dtype.kind not in "fc":
+                raise DTypeError(
+                    f"power: integers to negative integer powers are not allowed ({x.dtype} "
+                    f"** {y}), as in NumPy; convert the base to a float dtype first "
+                    f"(x.astype(float)) or use a float exponent ({float(y)}).")
+        elif float(y).is_integer():
+            y = int(y)  # a float exponent: integer bases become float (NumPy)
+            if x.dtype.kind not in "fc":
                 x = to_inexact(x)
         elif x.dtype.kind not in "fc":
             x = to_inexact(x)
@@ -143,7 +159,10 @@ def power(x, y) -> Tensor:
             return bind(P.square_p, x) if x.dtype.kind in "fc" else bind(P.mul_p, x, x)
         return bind(P.pow_scalar_p, x, exponent=y)
     a, b = operands("power", x, y)
-    a, b = to_inexact(a), to_inexact(b)
+    if a.dtype.kind == "b":
+        a, b = astype(a, np.int8), astype(b, np.int8)
+    if a.dtype.kind not in "iu":
+        a, b = to_inexact(a), to_inexact(b)
     return bind(P.pow_p, a, b)
 
 
@@ -455,6 +474,60 @@ logical_and = _logical(P.logical_and_p, "logical_and")
 logical_or = _logical(P.logical_or_p, "logical_or")
 
 
+def _bitwise(prim, name, doc, *, shift=False):
+    def f(x1, x2) -> Tensor:
+        a, b = operands(name, x1, x2)
+        if shift and a.dtype.kind == "b":  # NumPy shifts bools as int8
+            a, b = astype(a, np.int8), astype(b, np.int8)
+        _integer_operand(name, a, shift)
+        return bind(prim, a, b)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc + " Integer result: no gradient."
+    return f
+
+
+_LOGICAL = {"bitwise_and": "logical_and", "bitwise_or": "logical_or",
+            "bitwise_xor": "not_equal", "bitwise_invert": "logical_not"}
+
+
+def _integer_operand(name, a, shift=False) -> None:
+    if a.dtype.kind not in ("iu" if shift else "biu"):
+        hint = (f"; for truth values use {_LOGICAL[name]} (nonzero is True)" if name in _LOGICAL
+                else "; cast with .astype(int) first")
+        raise DTypeError(
+            f"{name}: operands must be integers{'' if shift else ' or bools'}, got {a.dtype} "
+            f"(NumPy refuses it too){hint}.")
+
+
+bitwise_and = _bitwise(P.bitwise_and_p, "bitwise_and",
+                       "Bitwise AND of integers (logical AND of bools), NumPy's ``&``.")
+bitwise_or = _bitwise(P.bitwise_or_p, "bitwise_or",
+                      "Bitwise OR of integers (logical OR of bools), NumPy's ``|``.")
+bitwise_xor = _bitwise(P.bitwise_xor_p, "bitwise_xor",
+                       "Bitwise XOR of integers (logical XOR of bools), NumPy's ``^``.")
+bitwise_left_shift = _bitwise(
+    P.bitwise_left_shift_p, "bitwise_left_shift",
+    "``x1 << x2`` for integers (bools shift as int8), as NumPy: shifting by the bit width or "
+    "more gives 0.", shift=True)
+bitwise_right_shift = _bitwise(
+    P.bitwise_right_shift_p, "bitwise_right_shift",
+    "``x1 >> x2`` for integers (bools shift as int8), as NumPy: an arithmetic shift for "
+    "signed integers.", shift=True)
+left_shift, right_shift = bitwise_left_shift, bitwise_right_shift  # NumPy's other names
+
+
+def bitwise_invert(x) -> Tensor:
+    """``~x``: bitwise NOT of integers (two's complement: ~x = -x - 1), logical NOT of bools,
+    as NumPy. Integer result: no gradient."""
+    x = tensor_of(x)
+    _integer_operand("bitwise_invert", x)
+    return bind(P.bitwise_invert_p, x)
+
+
+invert = bitwise_not = bitwise_invert  # NumPy's and PyTorch's names
+
+
 def logical_not(x) -> Tensor:
     """Elementwise NOT of a boolean tensor (other dtypes: nonzero is True). Boolean result: no
     gradient."""
@@ -478,7 +551,8 @@ def sigmoid(x) -> Tensor:
 
 
 def softplus(x) -> Tensor:
-    """log(1 + exp(x)), computed stably as max(x, 0) + log1p(exp(-|x|)). Convention: the
-    derivative at 0 is 1/2 (the max splits its tie 50/50)."""
+    """log(1 + exp(x)) = logaddexp(x, 0), computed stably; the derivative is sigmoid(x) (1/2
+    at 0), smooth to every order."""
     x = to_inexact(tensor_of(x))
-    return maximum(x, 0) + log1p(exp(-abs(x)))
+    return bind(P.logaddexp_p, x, bind(P.full_p, shape=x.shape, value=0, dtype=x.dtype,
+                                       device=x.device))

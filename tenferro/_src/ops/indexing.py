@@ -7,15 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.primitives.indexing import checked_indices
 from chainrules.symbolic import Sym, decide, floordiv, same_shape, size_of, sym_max, sym_min
 
 from ..caches import BoundedCache
 from ..core.dispatch import bind
-from ..core.eager import EagerTensor
+from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor, index_view
 from ..errors import ConcretizationError, DTypeError, ShapeError, named_argument_errors
 from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
-from .elementwise import add, less, logical_and, multiply, where
+from .elementwise import add, multiply, where
 from .shape import flip, reshape, transpose
 
 
@@ -399,8 +400,7 @@ def _advanced(y, adv):
     dims = [y.shape[a] for a in axes]
     flat = None
     for k, (i, d) in enumerate(zip(idx, dims)):
-        i = broadcast_to(i, bshape)
-        i = _wrap_negative(i, d)
+        i = checked_index(f"indexing (axis {axes[k]})", broadcast_to(i, bshape), d)
         stride = size_of(dims[k + 1 :])
         term = i if isinstance(stride, int) and stride == 1 else multiply(i, stride)
         flat = term if flat is None else add(flat, term)
@@ -410,21 +410,20 @@ def _advanced(y, adv):
     return bind(P.gather_p, merged, flat, axis=front)
 
 
-def _wrap_negative(i, d):
-    if isinstance(i, EagerTensor):
-        arr = np.asarray(i)
-        if arr.size and isinstance(d, Sym):  # static indices into a run-time axis
-            _index(int(arr.min()), d, "of the index array")
-            _index(int(arr.max()), d, "of the index array")
-        elif arr.size and (arr.min() < -d or arr.max() >= d):
-            bad = arr[(arr < -d) | (arr >= d)].ravel()[0]
-            raise ShapeError(f"index {bad} is out of bounds for an axis of size {d}.")
-        if arr.size and arr.min() >= 0:
-            return i
-    # an index below -d stays out of range (the backend then raises): wrapped, -d - 1 would
-    # silently become -1, the last element
-    wrapped = add(i, d)
-    return where(logical_and(less(i, 0), ~less(wrapped, 0)), wrapped, i)
+def checked_index(op: str, i, size, *, wrap: bool = True, what: str = "index",
+                  hint: str = "") -> Tensor:
+    """Index data ``i`` for an axis of ``size``, every value checked to lie in
+    ``[-size, size)`` and negative ones wrapped (``wrap=False``: ``[0, size)``, the rule for
+    class indices); out-of-range values raise ``IndexOutOfBoundsError`` naming ``op``.
+
+    The one check every gather from user index data goes through (``check_index``): two
+    reductions over the indices. Eager values are checked at once (no dispatch); traced and
+    transformed ones when the graph runs, since indices are data there."""
+    if type(i) is EagerTensor and size.__class__ is int:  # the eager fast path
+        v = i._value
+        out = checked_indices(i._backend.xp, v, size, wrap, op, what, hint)
+        return i if out is v else _wrap(out, i._backend)
+    return bind(P.check_index_p, i, size=size, wrap=wrap, op=op, what=what, hint=hint)
 
 
 def _positions(x, idx):
@@ -522,15 +521,26 @@ class _AtIndex:
 @named_argument_errors("take")
 def take(x, indices, axis=None) -> Tensor:
     """Gather entries along ``axis`` (the flattened tensor by default); the embedding-table
-    pattern: cotangents of repeated indices accumulate."""
+    pattern: cotangents of repeated indices accumulate.
+
+    Indices follow NumPy: ``-n <= i < n`` for an axis of size ``n``, negative ones counting
+    from the end; any other value raises ``IndexOutOfBoundsError`` (eager at once, under
+    ``jit`` when the graph runs)."""
+    return take_named("take", x, indices, axis)
+
+
+def take_named(op: str, x, indices, axis, *, wrap: bool = True, what: str = "index",
+               hint: str = "") -> Tensor:
+    """``take`` whose index check names ``op`` (``index_select``, ``embedding``, ...);
+    ``wrap=False`` refuses negative indices (PyTorch's rule for embeddings)."""
     x = tensor_of(x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
-    ax = normalize_axis("take", axis, x.ndim)
+    ax = normalize_axis(op, axis, x.ndim)
     i = _as_index_tensor(indices, x)
     if isinstance(i, np.ndarray):
-        raise DTypeError("take: indices must be integers.")
-    i = _wrap_negative(i, x.shape[ax])
+        raise DTypeError(f"{op}: indices must be integers.")
+    i = checked_index(op, i, x.shape[ax], wrap=wrap, what=what, hint=hint)
     return bind(P.gather_p, x, i, axis=ax)
 
 
@@ -540,7 +550,9 @@ def scatter_add(x, indices, updates, axis=0) -> Tensor:
     x = tensor_of(x)
     ax = normalize_axis("scatter_add", axis, x.ndim)
     i = _as_index_tensor(indices, x)
-    i = _wrap_negative(i, x.shape[ax])
+    if isinstance(i, np.ndarray):
+        raise DTypeError("scatter_add: indices must be integers.")
+    i = checked_index("scatter_add", i, x.shape[ax])
     u = tensor_of(updates, like=x)
     a, u = operands("scatter_add", x, u) if u.dtype != x.dtype else (x, u)
     want = tuple(x.shape[:ax]) + tuple(i.shape) + tuple(x.shape[ax + 1 :])

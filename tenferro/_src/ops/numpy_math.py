@@ -9,6 +9,9 @@ import math
 
 import numpy as np
 
+from chainrules import primitives as P
+
+from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError, named_argument_errors
 from ._base import (
@@ -22,10 +25,8 @@ from ._base import (
 from .elementwise import (
     abs,
     divide,
-    exp,
     imag,
     isnan,
-    log1p,
     logical_not,
     logical_or,
     maximum,
@@ -34,7 +35,6 @@ from .elementwise import (
     real,
     sin,
     sqrt,
-    subtract,
     where,
 )
 from .misc import stop_gradient
@@ -86,21 +86,19 @@ degrees = rad2deg
 
 # ---------------------------------------------------------------- log-sum of two terms
 def logaddexp(x1, x2) -> Tensor:
-    """log(exp(x1) + exp(x2)) without overflow: max + log1p(exp(-|x1 - x2|)).
+    """log(exp(x1) + exp(x2)) without overflow (one primitive, the backend's ``logaddexp``).
 
-    Derivative: the softmax weights exp(x_i) / (exp(x1) + exp(x2)); at x1 == x2 each gets 1/2.
-    Where both are infinite with the same sign the value is that infinity and the derivative
-    is not defined (nan)."""
+    Derivative: the softmax weights exp(x_i - out); at x1 == x2 each gets 1/2. Smooth to every
+    order, also on the diagonal x1 == x2 (second derivative 1/4 there). Where both are
+    infinite with the same sign the value is that infinity and the derivative 0 (the function
+    is constant around such a point); a NaN operand gives NaN."""
     a, b = _real_inexact("logaddexp", x1, x2)
-    m = maximum(a, b)
-    d = subtract(a, b)
-    finite = logical_not(isnan(d))  # inf - inf: both infinite with the same sign
-    gap = where(finite, abs(d), 0.0)
-    return m + where(finite, log1p(exp(-gap)), 0.0)
+    return bind(P.logaddexp_p, a, b)
 
 
 def logaddexp2(x1, x2) -> Tensor:
-    """log2(2**x1 + 2**x2) without overflow (``logaddexp`` in base 2, same conventions)."""
+    """log2(2**x1 + 2**x2) without overflow (``logaddexp`` in base 2, same conventions:
+    smooth to every order)."""
     a, b = _real_inexact("logaddexp2", x1, x2)
     return divide(logaddexp(multiply(a, math.log(2)), multiply(b, math.log(2))), math.log(2))
 

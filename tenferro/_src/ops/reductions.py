@@ -22,7 +22,7 @@ from ._base import (
     tensor_of,
     to_inexact,
 )
-from .elementwise import abs, abs2, divide, exp, log, sign, sqrt, subtract, where
+from .elementwise import abs, abs2, divide, exp, isfinite, log, sign, sqrt, subtract, where
 from .misc import stop_gradient
 from .shape import diagonal, reshape
 
@@ -224,7 +224,11 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     With ``return_sign=True`` returns ``(log|s|, sign(s))`` for s = sum(b exp(a)), so negative
     weights are allowed; without it a negative sum gives nan, as SciPy. Derivative: the
     weights b exp(a - out) (the softmax for b = 1); entries with b = 0 get none, also where
-    a = inf. Complex input is not supported (``DTypeError``)."""
+    a = inf. Where every reduced entry is -inf the value is -inf, silently, and the
+    derivative 0 (the function is -inf on a neighbourhood of such a point; the softmax
+    there, 0/0, is not defined). Finite entries whose weights sum to 0 also give -inf, with
+    NumPy's divide-by-zero warning: the derivative in ``b`` is infinite there. Complex input
+    is not supported (``DTypeError``)."""
 
     x = to_inexact(tensor_of(a))
     if x.dtype.kind == "c":
@@ -236,17 +240,17 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         x, w = operands("logsumexp", x, to_inexact(w))
     axes = normalize_axes("logsumexp", axis, x.ndim)
     m = stop_gradient(max(x, axes, keepdims=True))
-    m = where(m > -np.inf, m, 0.0)
-    m = where(m < np.inf, m, 0.0)  # +inf: let exp(inf) = inf give the value inf
+    empty = m == -np.inf  # every entry -inf: the value is -inf (no log(0) warning)
+    m = where(isfinite(m), m, 0.0)  # +inf: let exp(inf) = inf give the value inf
     e = exp(x - m)
     if b is not None:
         e = where(w == 0, 0.0, w * e)  # b = 0 drops the term even where exp(a) = inf
     s = sum(e, axes, keepdims=True)
     if return_sign:
         sgn = sign(s)
-        out = log(abs(s)) + m
-    else:
-        out = log(s) + m
+        s = abs(s)
+    # where every entry is -inf the function is -inf on a neighbourhood: derivative 0
+    out = where(empty, -np.inf, log(where(empty, 1.0, s))) + m
     if not keepdims:
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         out = reshape(out, shape)

@@ -20,7 +20,7 @@ from ..core.dispatch import bind, dispatch
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
 from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, tensor_of
-from .elementwise import add, less, where
+from .indexing import checked_index
 from .shape import reshape
 
 __all__ = ["argsort", "partition", "sort", "take_along_axis"]
@@ -95,30 +95,40 @@ def partition(a, kth, axis: int | None = -1, kind="introselect", order=None) -> 
 def take_along_axis(arr, indices, axis: int | None = -1) -> Tensor:
     """``arr`` gathered at ``indices`` along ``axis`` (NumPy semantics: ``indices`` has the
     rank of ``arr`` and broadcasts against it on the other axes; ``axis=None`` works on the
-    flattened array). Linear in ``arr``: repeated indices accumulate their cotangents."""
+    flattened array). Linear in ``arr``: repeated indices accumulate their cotangents.
+
+    Indices follow NumPy: ``-n <= i < n`` along ``axis`` (size ``n``), negative ones counting
+    from the end; any other value raises ``IndexOutOfBoundsError`` (eager at once, under
+    ``jit`` when the graph runs)."""
+    return take_along_axis_named("take_along_axis", arr, indices, axis)
+
+
+def take_along_axis_named(op: str, arr, indices, axis) -> Tensor:
+    """``take_along_axis`` whose errors name ``op`` (PyTorch's ``gather`` spells it so)."""
     x = tensor_of(arr)
     idx = tensor_of(indices)
     if idx.dtype.kind not in "iu":
-        raise DTypeError(f"take_along_axis: indices must be integers, got {idx.dtype}.")
+        raise DTypeError(f"{op}: indices must be integers, got {idx.dtype}.")
     if axis is None:
         x, ax = reshape(x, (-1,)), 0
     else:
-        ax = normalize_axis("take_along_axis", axis, x.ndim)
+        ax = normalize_axis(op, axis, x.ndim)
     if idx.ndim != x.ndim:
         raise ShapeError(
-            f"take_along_axis: indices of shape {idx.shape} need the rank of arr "
+            f"{op}: indices of shape {idx.shape} need the rank of arr "
             f"{x.shape} ({x.ndim}); add axes of length 1 with expand_dims."
         )
     bshape = list(x.shape)
     bshape[ax] = 1
-    bshape = list(broadcast_shapes_of("take_along_axis", tuple(bshape), idx.shape))
+    bshape = list(broadcast_shapes_of(op, tuple(bshape), idx.shape))
     bshape[ax] = idx.shape[ax]
     out_shape = tuple(bshape)
-    idx = broadcast_to(idx, out_shape)
+    # checked before the gather: it reads from the flattened array, where an index past
+    # the axis would land in the next row
+    idx = checked_index(f"{op} (axis {ax})", broadcast_to(idx, out_shape), x.shape[ax])
     if idx.dtype != int64:
         idx = idx.astype(int64)
-    n = x.shape[ax]
-    return _take_along(x, where(less(idx, 0), add(idx, n), idx), ax)
+    return _take_along(x, idx, ax)
 
 
 def _take_along(x, idx, ax):

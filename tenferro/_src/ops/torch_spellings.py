@@ -16,13 +16,14 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
-from ._base import as_int, normalize_axis, sequence_of, tensor_of
+from ._base import as_int, astype, normalize_axis, sequence_of, tensor_of
 from .creation import _check_not_traced, _from_host, _rng, tensor, zeros_like
-from .elementwise import greater, where
-from .indexing import getitem, take
+from .elementwise import less_equal, where
+from .indexing import getitem, take_named
 from .products import matmul
-from .shape import concatenate, reshape
-from .sorting import argsort, take_along_axis
+from .shape import concatenate, flip, reshape
+from .sorting import _take_along as take_along_sorted
+from .sorting import argsort, take_along_axis_named
 
 int64 = np.dtype("int64")
 
@@ -73,14 +74,16 @@ def index_select(input, dim: int, index) -> Tensor:
             f"index_select: index must be a 1-D integer tensor, got {i.dtype} of shape "
             f"{i.shape}; use take or take_along_axis for other index shapes."
         )
-    return take(x, i, axis=dim)
+    return take_named("index_select", x, i, axis=dim)
 
 
 def gather(input, dim: int, index) -> Tensor:
     """PyTorch's ``gather``: ``out[i][j][k] = input[index[i][j][k]][j][k]`` for ``dim=0`` and
     so on. ``index`` has ``input``'s rank and may be smaller than it on the other axes (those
     entries of ``input`` are not read); nothing broadcasts. Linear: cotangents of repeated
-    indices accumulate (``scatter_add``)."""
+    indices accumulate (``scatter_add``). Indices as in ``take_along_axis``: ``-n <= i < n``,
+    negative ones counting from the end (PyTorch refuses negative ones); others raise
+    ``IndexOutOfBoundsError``."""
     x = tensor_of(input)
     i = tensor_of(index, like=x)
     if i.dtype.kind not in "iu":
@@ -96,7 +99,7 @@ def gather(input, dim: int, index) -> Tensor:
     if any(a != b for d, (a, b) in enumerate(zip(x.shape, i.shape)) if d != ax):
         x = getitem(x, tuple(slice(None) if d == ax else slice(0, n)
                              for d, n in enumerate(i.shape)))
-    return take_along_axis(x, i, ax)
+    return take_along_axis_named("gather", x, i, ax)
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
@@ -104,7 +107,8 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     as PyTorch's ``topk`` (a named pair ``values, indices``). Values are ordered from the
     extreme inwards (``sorted=False`` gives the same order). Gradient: the cotangent of each
     value goes to the entry it came from. At ties the entry with the lower index is taken first
-    (PyTorch leaves the order at ties unspecified); complex input raises (no order)."""
+    (PyTorch leaves the order at ties unspecified); NaN counts as larger than every number (as
+    in PyTorch's ``topk`` and in ``sort``); complex input raises (no order)."""
     x = tensor_of(input)
     if x.dtype.kind == "c":
         raise DTypeError(f"topk: complex input ({x.dtype}) has no order; use abs(x) or x.real.")
@@ -118,9 +122,16 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     if not 0 <= k <= n:
         raise ShapeError(f"topk: k={k} is out of range for dimension {dim} of size {n}.")
     key = x.detach()
-    order = argsort(-key if largest else key, axis=ax, stable=True)
+    if key.dtype.kind == "b":
+        key = astype(key, np.uint8)
+    if largest:
+        # descending, stably: the ascending order of the reversed entries, reversed (no
+        # negation: it would wrap unsigned integers and put NaN, sorted last, at the end)
+        order = (n - 1) - flip(argsort(flip(key, ax), axis=ax, stable=True), ax)
+    else:
+        order = argsort(key, axis=ax, stable=True)
     idx = getitem(order, (slice(None),) * ax + (slice(0, k),))
-    vals = take_along_axis(x, idx, ax)
+    vals = take_along_sorted(x, idx, ax)
     if scalar:
         vals, idx = reshape(vals, ()), reshape(idx, ())
     return TopK(vals, idx)
@@ -153,9 +164,9 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def relu(input) -> Tensor:
     """max(x, 0), PyTorch's ``relu``. Derivative at 0: 0 (PyTorch's convention; not
-    ``maximum``'s tie split)."""
+    ``maximum``'s tie split). NaN stays NaN, as in PyTorch (its derivative there is 1)."""
     x = tensor_of(input)
-    return where(greater(x, 0), x, zeros_like(x))
+    return where(less_equal(x, 0), zeros_like(x), x)
 
 
 def numel(input) -> int:

@@ -5,7 +5,15 @@ from __future__ import annotations
 import math
 
 from .. import ops
-from .optimizer import Optimizer, from_real_view, real_view
+from ..errors import DTypeError
+from .optimizer import Optimizer, bool_option, from_real_view, real_option, real_view
+
+
+def _betas(op, name, v):
+    if not isinstance(v, (tuple, list)) or len(v) != 2:
+        raise DTypeError(f"{op}: betas must be a pair (beta1, beta2), got {v!r:.40}.")
+    return tuple(real_option(low=0.0, high=1.0, high_open=True)(op, f"{name}[{i}]", b)
+                 for i, b in enumerate(v))
 
 
 def _lerp(a, b, w: float):
@@ -25,16 +33,14 @@ class Adam(Optimizer):
     moment is kept per real and imaginary part, (Re g)^2 and (Im g)^2, as PyTorch does."""
 
     _decoupled = False
+    options = {**Optimizer.options, "lr": real_option(low=0.0), "betas": _betas,
+               "eps": real_option(low=0.0), "weight_decay": real_option(low=0.0),
+               "amsgrad": bool_option}
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
                  maximize: bool = False) -> None:
-        if lr < 0 or eps < 0 or weight_decay < 0:
-            raise ValueError(f"{type(self).__name__}: lr ({lr}), eps ({eps}) and weight_decay "
-                             f"({weight_decay}) must be >= 0.")
-        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
-            raise ValueError(f"{type(self).__name__}: betas must be in [0, 1), got {betas}.")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .. import ops
 from ..core.eager import enable_grad, no_grad
-from .optimizer import Optimizer, from_real_view, real_view
+from ..errors import ShapeError
+from .optimizer import Optimizer, from_real_view, int_option, real_option, real_view
 
 
 def _flat(ts):
@@ -122,20 +123,25 @@ class LBFGS(Optimizer):
     parameter group only; complex parameters are optimised as their real and imaginary parts.
     State (the curvature history) persists across ``step`` calls."""
 
+    options = {**Optimizer.options, "lr": real_option(low=0.0), "max_iter": int_option(1),
+               "max_eval": int_option(1, optional=True), "tolerance_grad": real_option(low=0.0),
+               "tolerance_change": real_option(low=0.0), "history_size": int_option(1)}
+
     def __init__(self, params, lr: float = 1.0, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
                  history_size: int = 100, line_search_fn: str | None = None) -> None:
         if max_eval is None:
-            max_eval = max_iter * 5 // 4
-        if line_search_fn not in (None, "strong_wolfe"):
-            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
-                             f"{line_search_fn!r}.")
+            max_eval = int_option(1)("LBFGS", "max_iter", max_iter) * 5 // 4
+        if not (line_search_fn is None or (isinstance(line_search_fn, str)
+                                           and line_search_fn == "strong_wolfe")):
+            raise ShapeError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
+                             f"{line_search_fn!r:.40}.")
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
                                       tolerance_grad=tolerance_grad,
                                       tolerance_change=tolerance_change,
                                       history_size=history_size, line_search_fn=line_search_fn))
         if len(self.param_groups) != 1:
-            raise ValueError("LBFGS: only one parameter group is supported.")
+            raise ShapeError("LBFGS: only one parameter group is supported.")
         self._params = self.param_groups[0]["params"]
 
     # ------------------------------------------------------------ flat vectors
@@ -170,7 +176,7 @@ class LBFGS(Optimizer):
     def step(self, closure):
         """Run the iterations; returns the loss of the first ``closure()`` evaluation."""
         if closure is None:
-            raise ValueError("LBFGS.step needs a closure that recomputes the loss.")
+            raise ShapeError("LBFGS.step needs a closure that recomputes the loss.")
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]

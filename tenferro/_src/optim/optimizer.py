@@ -15,23 +15,60 @@ from typing import Any
 
 from .. import ops
 from ..core.eager import EagerTensor, enable_grad, no_grad
-from ..errors import DTypeError, GradientError
+from ..errors import DTypeError, GradientError, ShapeError
+from ..ops._base import as_int, as_real
 
 _REQUIRED = object()
+
+
+def real_option(**bounds):
+    """A hyperparameter that is a real number within ``bounds`` (``as_real``'s keywords)."""
+    return lambda op, name, v: as_real(op, name, v, **bounds)
+
+
+def int_option(least: int, optional: bool = False):
+    """A hyperparameter that is an int >= ``least`` (or None, when ``optional``)."""
+    def check(op, name, v):
+        if v is None and optional:
+            return v
+        v = as_int(op, name, v)
+        if v < least:
+            raise ShapeError(f"{op}: {name} must be >= {least}, got {v}.")
+        return v
+
+    return check
+
+
+def bool_option(op, name, v):
+    if not isinstance(v, bool):
+        raise DTypeError(f"{op}: {name} must be True or False, got {type(v).__name__} "
+                         f"{v!r:.40}.")
+    return v
 
 
 class Optimizer:
     """Base class: ``Optimizer(params, defaults)`` with ``params`` an iterable of tensors or
     of dicts (parameter groups: ``{"params": [...], "lr": ...}``, other options from
-    ``defaults``). Subclasses implement ``step``."""
+    ``defaults``). Subclasses implement ``step`` and list their hyperparameters' checks in
+    ``options`` (name -> ``check(op, name, value) -> value``): every group's values are
+    checked when it is added, so ``SGD(params, lr="a")`` raises a named error at once."""
+
+    options: dict = {"maximize": bool_option}
 
     def __init__(self, params, defaults: dict) -> None:
         self.defaults = dict(defaults)
         self.state: dict[int, dict] = {}
         self.param_groups: list[dict] = []
-        params = list(params)
+        if isinstance(params, EagerTensor):
+            raise DTypeError(f"{type(self).__name__}: params must be an iterable of tensors "
+                             f"(e.g. model.parameters() or [x]), got a single tensor.")
+        try:
+            params = list(params)
+        except TypeError:
+            raise DTypeError(f"{type(self).__name__}: params must be an iterable of tensors or "
+                             f"of parameter-group dicts, got {type(params).__name__}.") from None
         if not params:
-            raise ValueError(f"{type(self).__name__}: got an empty parameter list.")
+            raise ShapeError(f"{type(self).__name__}: got an empty parameter list.")
         if not isinstance(params[0], dict):
             params = [{"params": params}]
         for g in params:
@@ -39,6 +76,9 @@ class Optimizer:
 
     def add_param_group(self, param_group: dict) -> None:
         """Add a group of parameters with its own options (missing ones from defaults)."""
+        if not isinstance(param_group, dict) or "params" not in param_group:
+            raise DTypeError(f"{type(self).__name__}: a parameter group is a dict with a "
+                             f"'params' entry, got {type(param_group).__name__}.")
         g = dict(param_group)
         ps = g["params"]
         ps = [ps] if isinstance(ps, EagerTensor) else list(ps)
@@ -51,14 +91,17 @@ class Optimizer:
                 raise GradientError(f"{type(self).__name__}: can only optimize leaf tensors "
                                     f"(a non-leaf tensor of shape {p.shape} was given).")
             if id(p) in seen:
-                raise ValueError(f"{type(self).__name__}: a parameter appears in more than one "
+                raise ShapeError(f"{type(self).__name__}: a parameter appears in more than one "
                                  f"group.")
             seen.add(id(p))
         g["params"] = ps
         for k, v in self.defaults.items():
             if v is _REQUIRED and k not in g:
-                raise ValueError(f"{type(self).__name__}: parameter group needs {k!r}.")
+                raise ShapeError(f"{type(self).__name__}: parameter group needs {k!r}.")
             g.setdefault(k, v)
+        for k, check in self.options.items():
+            if k in g:
+                g[k] = check(type(self).__name__, k, g[k])
         self.param_groups.append(g)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -114,7 +157,7 @@ class Optimizer:
         if len(groups) != len(self.param_groups) or any(
             len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)
         ):
-            raise ValueError(f"{type(self).__name__}.load_state_dict: the saved parameter "
+            raise ShapeError(f"{type(self).__name__}.load_state_dict: the saved parameter "
                              f"groups do not match this optimizer's.")
         self.state = {}
         for saved, g in zip(groups, self.param_groups):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .optimizer import _REQUIRED, Optimizer
+from ..errors import ShapeError
+from .optimizer import Optimizer, bool_option, real_option
 
 
 class SGD(Optimizer):
@@ -15,19 +16,19 @@ class SGD(Optimizer):
 
     Complex parameters are updated with the same formulas (the update is complex-linear)."""
 
+    options = {**Optimizer.options, "lr": real_option(low=0.0),
+               "momentum": real_option(low=0.0), "dampening": real_option(),
+               "weight_decay": real_option(low=0.0), "nesterov": bool_option}
+
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False, *,
                  maximize: bool = False) -> None:
-        if lr is not _REQUIRED and lr < 0:
-            raise ValueError(f"SGD: invalid learning rate {lr}.")
-        if momentum < 0 or weight_decay < 0:
-            raise ValueError(f"SGD: momentum ({momentum}) and weight_decay ({weight_decay}) "
-                             f"must be >= 0.")
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0.")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
+        for g in self.param_groups:
+            if g["nesterov"] and (g["momentum"] <= 0 or g["dampening"] != 0):
+                raise ShapeError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0.")
 
     def _update(self, p, g, group):
         lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
