@@ -11,6 +11,7 @@ import pytest
 import tenferro as tf
 import tenferro.nn.functional as F
 from tenferro.errors import IndexOutOfBoundsError, ShapeError
+from tenferro.testing import check_grads
 
 X = np.arange(6.0).reshape(2, 3)
 
@@ -145,3 +146,11 @@ def test_embedding_refuses_indices_outside_the_table(idx):
         tf.jit(F.embedding)(tf.tensor(idx), w)
     with pytest.raises(IndexOutOfBoundsError):
         tf.nn.Embedding(3, 2)(tf.tensor(idx))
+
+
+@pytest.mark.parametrize("name,f,_ok", GATHERS, ids=[g[0] for g in GATHERS])
+def test_gathers_with_checked_index_data_pass_the_rule_checks(name, f, _ok):
+    """Under vmap the indices are batched data, so every gather goes through the check_index
+    primitive: the derivatives (finite differences, transpose identity) are unchanged by it."""
+    idx = tf.tensor([[0, -1], [2, 1]])
+    check_grads(lambda x: tf.vmap(lambda i: f(x, i))(idx), (tf.tensor(X),))

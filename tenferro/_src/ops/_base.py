@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, _wrap, as_eager
 from ..core.tensor import Tensor, mark_view
-from ..errors import ConcretizationError, DTypeError, ShapeError
+from ..errors import ComplexWarning, ConcretizationError, DTypeError, ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
 
@@ -97,10 +98,6 @@ def astype(x, dtype) -> Tensor:
 
 def warn_complex_cast(op: str, src, dst) -> None:
     """The warning of a cast that drops an imaginary part (NumPy's ``ComplexWarning``)."""
-    import warnings
-
-    from ..errors import ComplexWarning
-
     warnings.warn(
         f"{op}: casting {src} to {dst} discards the imaginary part; take x.real first to "
         f"drop it explicitly (or abs(x) for the magnitude).", ComplexWarning, stacklevel=3)
