@@ -23,7 +23,7 @@ if hasattr(os, "sched_setaffinity"):  # one core for both libraries: a like-for-
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 SCHEDULE = [8, 16, 32, 64]
-E_REF_L64 = -28.17542480  # quimb's DMRG2 energy at L=64, D=64 (issue 16's target)
+E_REF_L64 = -28.17542480  # quimb's DMRG2 energy at L=64, D=64 (the accuracy target)
 CUTOFF = 1e-10
 
 

@@ -14,8 +14,9 @@ Checks: small chains against exact diagonalisation in the same sector (a sparse 
 built independently from occupation bit strings, with the fermion signs counted directly;
 agreement to 1e-8), and longer chains against the Bethe-ansatz (Lieb-Wu) energy per site of
 the infinite chain. An open chain of L sites has E(L) = L e_inf + e_boundary + O(1/L): E/L
-differs from e_inf by about e_boundary / L, while the bulk estimate (E(L) - E(L/2)) / (L/2)
-cancels the boundary term.
+differs from e_inf by about e_boundary / L, while the bulk estimate (E(L) - E(L')) / (L - L'),
+with L' = L/2 rounded down to an even length (computed when it is not in the lists), cancels
+the boundary term. Writes a plot of E/L against 1/L with the Bethe-ansatz limit.
 
 Run:  python examples/hubbard_chain.py                      (L = 8, 10 against ED; L = 16, 32
                                                               against Lieb-Wu)
@@ -133,48 +134,113 @@ def ground_state(L: int, D: int, t: float = 1.0, U: float = 4.0, **kw):
     return S.dmrg(symmetric_hubbard_mpo(L, t, U), D, charge=(L, 0), **kw)
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--U", type=float, default=4.0)
-    p.add_argument("--t", type=float, default=1.0)
+    p.add_argument("--U", type=float, default=4.0,
+                   help="on-site repulsion U (default %(default)s)")
+    p.add_argument("--t", type=float, default=1.0, help="hopping t (default %(default)s)")
     p.add_argument("--ed-L", type=int, nargs="*", default=[8, 10],
-                   help="chains checked against exact diagonalisation")
+                   help="even chain lengths checked against exact diagonalisation "
+                        "(default 8 10; 12 takes minutes)")
     p.add_argument("--L", type=int, nargs="*", default=[16, 32],
-                   help="chains compared with the Bethe-ansatz energy")
-    p.add_argument("--D", type=int, default=128)
+                   help="even chain lengths compared with the Bethe-ansatz energy "
+                        "(default 16 32)")
+    p.add_argument("--D", type=int, default=128,
+                   help="DMRG bond dimension (default %(default)s)")
+    p.add_argument("--plot", default="hubbard_chain.png",
+                   help="PNG file for E/L against 1/L (default %(default)s)")
+    p.add_argument("--no-plot", action="store_true", help="skip the plot")
+    return p
+
+
+def half_length(L: int) -> int:
+    """The shorter chain of the bulk estimate: L/2 rounded down to an even length (half
+    filling with S_z = 0 needs an even number of electrons)."""
+    return 2 * (L // 4)
+
+
+def main(argv=None) -> int:
+    p = parser()
     args = p.parse_args(argv)
+    odd = [L for L in args.ed_L + args.L if L < 2 or L % 2]
+    if odd:
+        p.error(f"chain lengths must be even and >= 2 (half filling, S_z = 0): got {odd}")
     U, t = args.U, args.t
     print(f"Hubbard chain, open, half filling, S_z = 0, t = {t}, U = {U}; "
           f"U(1) x U(1) DMRG, D = {args.D}")
+    runs = {}  # L -> (DMRG result, seconds)
+
+    def dmrg(L):
+        if L not in runs:
+            t0 = time.perf_counter()
+            r = ground_state(L, args.D, t, U)
+            runs[L] = (r, time.perf_counter() - t0)
+        return runs[L]
+
     worst = 0.0
+    exact = {}
     if args.ed_L:
         print(f"{'L':>4} {'E DMRG':>18} {'E exact':>18} {'|diff|':>9} {'time':>7}")
     for L in args.ed_L:
-        t0 = time.perf_counter()
-        r = ground_state(L, args.D, t, U)
-        dt = time.perf_counter() - t0
-        e = exact_ground_energy(L, L // 2, L // 2, t, U)
+        r, dt = dmrg(L)
+        exact[L] = e = exact_ground_energy(L, L // 2, L // 2, t, U)
         worst = max(worst, abs(r.energy - e))
         print(f"{L:4d} {r.energy:18.12f} {e:18.12f} {abs(r.energy - e):9.1e} {dt:6.1f}s")
     e_inf = lieb_wu_energy(U, t)
+    bulk = {}
     if args.L:
         print(f"Bethe ansatz (Lieb-Wu), infinite chain: e = {e_inf:.10f} per site")
-        print(f"{'L':>4} {'E DMRG':>18} {'E/L':>13} {'E/L - e':>10} {'bulk est.':>13} "
-              f"{'- e':>10} {'bond':>5} {'time':>7}")
-    prev = {}
+        print("bulk estimate: (E(L) - E(L')) / (L - L') with L' = L/2 rounded down to even "
+              "(the boundary energy cancels)")
+        print(f"{'L':>4} {'E DMRG':>18} {'E/L':>13} {'E/L - e':>10} {'L prime':>7} "
+              f"{'bulk est.':>13} {'- e':>10} {'bond':>5} {'time':>7}")
     for L in sorted(args.L):
-        t0 = time.perf_counter()
-        r = ground_state(L, args.D, t, U)
-        dt = time.perf_counter() - t0
-        prev[L] = r.energy
-        half = prev.get(L // 2) if L % 2 == 0 else None
-        bulk = (r.energy - half) / (L - L // 2) if half is not None else math.nan
+        r, dt = dmrg(L)
+        half = half_length(L)
+        if half >= 2:
+            bulk[L] = (r.energy - dmrg(half)[0].energy) / (L - half)
+        b = bulk.get(L, math.nan)  # L = 2 has no shorter chain
         print(f"{L:4d} {r.energy:18.10f} {r.energy / L:13.8f} {r.energy / L - e_inf:10.2e} "
-              f"{bulk:13.8f} {bulk - e_inf:10.2e} {r.max_bond:5d} {dt:6.1f}s")
+              f"{half:7d} {b:13.8f} {b - e_inf:10.2e} {r.max_bond:5d} {dt:6.1f}s")
     if args.ed_L:
         print(f"largest |E_DMRG - E_exact| = {worst:.1e} (target 1e-8)")
+    if not args.no_plot and runs:
+        plot({L: r.energy for L, (r, _) in runs.items()}, exact, bulk, e_inf, args)
     return 0 if worst < 1e-8 else 1
+
+
+def plot(energies: dict, exact: dict, bulk: dict, e_inf: float, args) -> None:
+    """E/L against 1/L (DMRG, exact diagonalisation, the bulk estimates) with the Bethe-ansatz
+    energy at 1/L = 0: the open chain's E/L approaches it linearly in 1/L."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    Ls = sorted(energies)
+    ax.plot([1 / L for L in Ls], [energies[L] / L for L in Ls], "o", mfc="none",
+            label=f"E/L, U(1)xU(1) DMRG D={args.D}")
+    if exact:
+        ax.plot([1 / L for L in exact], [e / L for L, e in exact.items()], "+", ms=10,
+                label="E/L, exact diagonalisation")
+    if bulk:
+        ax.plot([1 / L for L in bulk], list(bulk.values()), "s", ms=5,
+                label="bulk estimate (E(L) - E(L')) / (L - L')")
+    ax.axhline(e_inf, color="k", ls="--", lw=1, label=f"Bethe ansatz (Lieb-Wu): {e_inf:.6f}")
+    if len(Ls) >= 2:  # linear fit of the two longest chains, to the infinite chain
+        (a, b), x = np.polyfit([1 / L for L in Ls[-2:]], [energies[L] / L for L in Ls[-2:]], 1), \
+            np.linspace(0, 1 / Ls[0], 50)
+        ax.plot(x, a * x + b, ":", color="C0", lw=1, label=f"linear in 1/L: e = {b:.6f}")
+    ax.set_xlim(left=0)
+    ax.set_xlabel("1 / L")
+    ax.set_ylabel("ground-state energy per site / t")
+    ax.set_title(f"open Hubbard chain, half filling, U/t = {args.U / args.t:g}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(args.plot, dpi=120)
+    print(f"plot written to {args.plot}")
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ noise. The model (conv-relu-pool twice, then a linear
 layer; tenferro.nn), the loss (cross entropy with label smoothing) and the optimizer (Adam) are
 PyTorch's, spelled with tenferro names: model(x), loss.backward(), opt.step().
 
-Prints the loss per epoch (with a progress bar over the batches) and the test accuracy, and
-checks it against --target (default 95%: reached after two epochs with the defaults, in about
-20 s on one core).
+Prints the loss per epoch (with a progress bar over the batches) and the test accuracy, checks
+the final accuracy against --target (default 95%) and writes a plot of the learning curves.
+With the defaults (6 epochs) the test accuracy first passes 95% at epoch 4 and ends at 96%;
+the run takes about 10 s on one core (8 s of training; measured 7.8 s).
 
 Run:  python examples/mnist_like.py
       python examples/mnist_like.py --epochs 5 --train 6000 --noise 0.6
@@ -84,21 +85,33 @@ def accuracy(model, x, y) -> float:
     return float((pred == y).mean())
 
 
-def main(argv=None) -> dict:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--train", type=int, default=3000, help="training images")
     p.add_argument("--test", type=int, default=1000, help="test images")
-    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--epochs", type=int, default=6, help="passes over the training set")
     p.add_argument("--batch", type=int, default=50, help="batch size")
     p.add_argument("--lr", type=float, default=5e-3, help="Adam learning rate")
     p.add_argument("--channels", type=int, default=16, help="channels of the first conv")
     p.add_argument("--noise", type=float, default=0.3, help="pixel noise std (stroke ~ 0.9)")
     p.add_argument("--target", type=float, default=0.95, help="test accuracy to reach")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the data set and the model")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (it is drawn only on a terminal anyway)")
+    p.add_argument("--plot", default="mnist_like.png",
+                   help="PNG file for the loss and test accuracy per epoch")
+    p.add_argument("--no-plot", action="store_true", help="skip the plot")
+    return p
+
+
+def main(argv=None) -> dict:
+    p = parser()
     args = p.parse_args(argv)
+    if args.epochs < 0 or min(args.train, args.test, args.batch, args.channels) < 1:
+        p.error("--epochs must be >= 0 and --train, --test, --batch, --channels >= 1")
+    if args.batch > args.train:
+        p.error(f"--batch {args.batch} is larger than the training set (--train {args.train})")
 
     t0 = time.perf_counter()
     xtr, ytr = make_digits(args.train, args.noise, args.seed)
@@ -130,12 +143,43 @@ def main(argv=None) -> dict:
         history.append((total / n_batches, acc))
         print(f"epoch {epoch}: mean loss {total / n_batches:.4f}  test accuracy {acc:.3f}  "
               f"({time.perf_counter() - t0:.1f} s)")
-    acc = history[-1][1]
+    acc = history[-1][1] if history else accuracy(model, x_test, yte)  # untrained: chance
     ok = acc >= args.target
+    first = next((k for k, (_, a) in enumerate(history, 1) if a >= args.target), None)
     print(f"test accuracy {acc:.3f} {'>=' if ok else '<'} target {args.target:.3f}: "
-          f"{'reached' if ok else 'NOT reached'}")
+          f"{'reached' if ok else 'NOT reached'}"
+          + (f" (first at epoch {first})" if first is not None else ""))
+    if not args.no_plot and history:
+        plot(history, args)
     return {"history": history, "accuracy": acc, "reached": ok,
             "seconds": time.perf_counter() - t0}
+
+
+def plot(history: list, args) -> None:
+    """Learning curves: the mean training loss and the test accuracy after each epoch."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    epochs = np.arange(1, len(history) + 1)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    ax1.plot(epochs, [loss for loss, _ in history], "o-")
+    ax1.set_ylabel("mean training loss (cross entropy, label smoothing 0.05)")
+    ax2.plot(epochs, [acc for _, acc in history], "o-", label="test accuracy")
+    ax2.axhline(args.target, color="gray", ls="--", lw=1, label=f"target {args.target:g}")
+    ax2.axhline(0.1, color="gray", ls=":", lw=1, label="chance 0.1")
+    ax2.set_ylim(0, 1.02)
+    ax2.set_ylabel("test accuracy")
+    ax2.legend(fontsize=8)
+    for ax in (ax1, ax2):
+        ax.set_xlabel("epoch")
+        ax.set_xticks(epochs)
+    fig.suptitle(f"small CNN on {args.train} generated digits (noise {args.noise:g}), Adam "
+                 f"lr={args.lr:g}, batch {args.batch}", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(args.plot, dpi=120)
+    print(f"plot written to {args.plot}")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,26 @@
 """A first look at tenferro: the same rules give reverse mode, forward mode, second
 derivatives and complex gradients, in eager and PyTorch-style tape form.
 
+Prints each result next to its analytic value; there is nothing to plot (no PNG is written).
+
 Run: python examples/quickstart.py
 """
+
+import argparse
+import sys
 
 import numpy as np
 
 import tenferro as tf
 
 
-def main():
+def parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def main(argv=None) -> int:
+    parser().parse_args(argv)
     x0 = np.array([0.3, -1.2, 2.0])
 
     # functional reverse mode
@@ -39,7 +50,8 @@ def main():
     # complex gradient convention: grad |z|^2 = 2 z
     z = tf.tensor([1 + 2j, -0.5j])
     print("grad |z|^2 at", z.numpy(), "=", tf.grad(lambda z: tf.sum(tf.abs(z) ** 2))(z).numpy())
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

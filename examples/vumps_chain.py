@@ -6,7 +6,8 @@ scaling) and the exact answers are known:
   * the transverse-field Ising chain  h = -Z Z - (X_1 + X_2)/2  at g = 1 (e = -4/pi).
 For each D the table gives the energy per site (all digits), its error (positive: VUMPS is
 variational), the entanglement entropy S and the largest/smallest Schmidt value across a bond,
-the iterations to |grad| < tol and the wall time.
+the iterations to |grad| < tol and the wall time; the plot shows the error and the entropy
+against D.
 
 ``--unit-cell 2`` repeats a 2-site cell instead of one site (``tn.vumps(h, D, unit_cell=2)``):
 the finite-D optimum of the Heisenberg chain may break translation symmetry (it dimerises
@@ -60,24 +61,39 @@ def dimerised_chain(D: int, tol: float) -> None:
           f"{time.perf_counter() - t0:.1f}s", flush=True)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--D", type=int, nargs="+", default=[4, 16, 32])
-    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
-    ap.add_argument("--tol", type=float, default=1e-7, help="gradient-norm tolerance")
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--D", type=int, nargs="+", default=[4, 16, 32],
+                    help="bond dimensions (default 4 16 32)")
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS),
+                    help="chains to run (default: heisenberg tfim)")
+    ap.add_argument("--tol", type=float, default=1e-7,
+                    help="gradient-norm tolerance (default %(default)s)")
     ap.add_argument("--progress", action="store_true", help="a progress line per iteration")
-    ap.add_argument("--unit-cell", type=int, default=1, help="sites in the repeated cell")
+    ap.add_argument("--unit-cell", type=int, default=1,
+                    help="sites in the repeated cell (default %(default)s)")
     ap.add_argument("--frame", choices=["rotated", "original"], default="rotated",
                     help="Heisenberg: every second spin rotated (default) or not")
     ap.add_argument("--no-dimer", action="store_true", help="skip the dimerised chain")
-    args = ap.parse_args(argv)
+    ap.add_argument("--plot", default="vumps_chain.png",
+                    help="PNG file for the energy error and entropy against D "
+                         "(default %(default)s)")
+    ap.add_argument("--no-plot", action="store_true", help="skip the plot")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     cell = None if args.unit_cell == 1 else args.unit_cell
+    results = {}
     for name in args.models:
         make_h, e_exact, label = MODELS[name]
         print(f"\n{name}: exact e = {label} = {e_exact!r}"
               + ("" if cell is None else f"  ({cell}-site unit cell)"))
         print(f"{'D':>4} {'energy per site':>21} {'E - E_exact':>12} {'S':>7} "
               f"{'s_min':>9} {'iters':>6} {'time':>7}")
+        rows = results[name] = []
         for D in args.D:
             t0 = time.perf_counter()
             r = tf.tn.vumps(make_h(args.frame == "rotated"), D, tol=args.tol, maxiter=2000,
@@ -85,13 +101,52 @@ def main(argv=None) -> int:
             C = r.C if cell is None else r.C[0]  # bond 0 of the cell
             s = tf.tn.entanglement_spectrum(C)
             S = float(tf.tn.entanglement_entropy(C))
+            rows.append((D, r.energy - e_exact, S, r.converged))
             flag = "" if r.converged else "  (not converged)"
             print(f"{D:>4} {r.energy:>21.16f} {r.energy - e_exact:>12.3e} {S:>7.4f} "
                   f"{float(s[-1]):>9.2e} {r.iterations:>6} "
                   f"{time.perf_counter() - t0:>6.1f}s{flag}", flush=True)
     if not args.no_dimer:
         dimerised_chain(8, 1e-9)
+    if not args.no_plot and results:
+        plot(results, args)
     return 0
+
+
+def plot(results: dict, args) -> None:
+    """Finite-entanglement scaling: the energy error against D (log-log) and the entanglement
+    entropy against ln D, one line per chain (open markers: not converged)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for name, rows in results.items():
+        Ds = [r[0] for r in rows]
+        (line,) = ax1.loglog(Ds, [max(r[1], 1e-16) for r in rows], "o-",
+                             label=f"{name}: E - ({MODELS[name][2]})")
+        ax2.semilogx(Ds, [r[2] for r in rows], "o-", color=line.get_color(), label=name)
+        bad = [r for r in rows if not r[3]]
+        for ax, k in ((ax1, 1), (ax2, 2)):
+            ax.plot([r[0] for r in bad], [max(r[k], 1e-16) for r in bad], "o", ms=10,
+                    mfc="none", color="C3")
+    all_D = sorted({r[0] for rows in results.values() for r in rows})
+    for ax in (ax1, ax2):
+        ax.set_xticks(all_D, [str(D) for D in all_D])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_xlabel("bond dimension D")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    ax1.set_ylabel("energy per site above the exact value")
+    ax2.set_ylabel("entanglement entropy S across a bond")
+    cell = "" if args.unit_cell == 1 else f", {args.unit_cell}-site cell"
+    fig.suptitle(f"VUMPS on critical infinite chains{cell}: finite-entanglement scaling",
+                 fontsize=11)
+    fig.tight_layout()
+    fig.savefig(args.plot, dpi=120)
+    print(f"plot written to {args.plot}")
 
 
 if __name__ == "__main__":

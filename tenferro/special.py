@@ -4,8 +4,8 @@
 primitives (``chainrules.primitives.special``) with their derivatives; ``expit``, ``logit`` and
 ``logsumexp`` are compositions. Backends: SciPy on the NumPy backend, ``cupyx.scipy.special``
 on CuPy; ``array_api_strict`` has no special functions, so there they are computed on the host
-through SciPy and copied back, explicitly (``tenferro.backends.special``); ``xlogy``, ``expit``,
-``logit`` and ``logsumexp`` use array-API operations only.
+through SciPy and copied back, explicitly; ``xlogy``, ``expit``, ``logit`` and ``logsumexp``
+use array-API operations only.
 
 Domains follow SciPy (nan/inf outside, no exception). Complex input: ``erf``, ``erfc``,
 ``expit``, ``logit`` and ``xlogy`` accept it (holomorphic); ``erfinv``, ``gammaln``,

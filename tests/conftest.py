@@ -1,6 +1,7 @@
 """Test configuration: validate every eager op, and run each test under every CPU backend
 (NumPy, and array_api_strict as the stand-in for GPU arrays) unless marked ``numpy_only``."""
 
+import collections
 import os
 
 os.environ.setdefault("TENFERRO_CHECK", "1")
@@ -55,3 +56,22 @@ def _backend(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def skip_reason(report) -> str:
+    """The reason a skipped test report carries (``pytest.skip``/``importorskip``/marks)."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say why tests were skipped, one line per reason with its count (tests/skips.py holds
+    the reasons: optional packages and devices this machine lacks)."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    counts = collections.Counter(skip_reason(r) for r in skipped)
+    terminalreporter.section(f"{len(skipped)} skipped, by reason", sep="-")
+    for reason, n in counts.most_common():
+        terminalreporter.write_line(f"{n:6d}  {reason}")

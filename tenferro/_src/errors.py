@@ -49,6 +49,14 @@ __all__ = [
 ]
 
 
+#: the module users import these classes from: every class of ``__all__`` reports it as its
+#: ``__module__`` (tracebacks, ``repr``, ``help``), including those defined in
+#: ``chainrules.errors``. Pickle finds a class by ``__module__`` and ``__qualname__``, and
+#: ``tenferro.errors`` holds each of them, so pickled errors load as the same classes and
+#: ``except`` clauses are unaffected (the classes themselves do not change).
+PUBLIC_MODULE = "tenferro.errors"
+
+
 class GaugeWarning(UserWarning):
     """A loss depends on an arbitrary gauge (the phase of an eigen- or singular vector)."""
 
@@ -83,14 +91,32 @@ class GraphFileError(GraphError, OSError):
     def like(cls, e: OSError, message: str, filename: str) -> GraphFileError:
         """The error for the failed open ``e``: also an instance of ``type(e)``
         (``FileNotFoundError``, ``PermissionError``, ...), so narrow handlers still catch it."""
-        sub = _FILE_ERRORS.get(type(e))
-        if sub is None:
-            sub = _FILE_ERRORS[type(e)] = type(cls.__name__, (cls, type(e)),
-                                               {"__module__": __name__})
-        return sub(e.errno, message, filename)
+        return _file_error_class(type(e))(e.errno, message, filename)
+
+    def __reduce__(self):
+        # pickled by its fields: the constructor takes (errno, message, filename), and the
+        # classes made by ``like`` are rebuilt from the OSError subclass they mix in
+        bases = type(self).__bases__
+        os_type = bases[1] if bases[0] is GraphFileError and len(bases) == 2 else None
+        return _rebuild_file_error, (os_type, self.errno, self.strerror, self.filename)
 
 
 _FILE_ERRORS: dict = {}
+
+
+def _file_error_class(os_type: type | None) -> type:
+    """``GraphFileError`` mixed with ``os_type`` (one class per OSError subclass)."""
+    if os_type is None:
+        return GraphFileError
+    sub = _FILE_ERRORS.get(os_type)
+    if sub is None:
+        sub = _FILE_ERRORS[os_type] = type(GraphFileError.__name__, (GraphFileError, os_type),
+                                           {"__module__": PUBLIC_MODULE})
+    return sub
+
+
+def _rebuild_file_error(os_type, errno, message, filename):
+    return _file_error_class(os_type)(errno, message, filename)
 
 
 def named_argument_errors(op: str):
@@ -128,3 +154,8 @@ def check_callable(op: str, f) -> None:
             f"{op}: expected a function as the first argument, got {type(f).__name__} "
             f"{f!r:.40}. Call it as {op}(f)(*args) (or {op}(f, *args) where it takes them)."
         )
+
+
+for _name in __all__:
+    globals()[_name].__module__ = PUBLIC_MODULE
+del _name

@@ -1,8 +1,10 @@
 """``tenferro.linalg``: decompositions, solves, norms and matrix functions with correct
-derivatives (``dense``: LAPACK-backed; ``nonhermitian``: ``eig``/``eigvals``; ``matfuncs``:
-``matrix_power``; ``krylov``, ``partial_svd``: iterative solvers on ``LinearOperator``s with
-implicit derivatives). See ``tenferro.linalg.dense`` for the conventions (degenerate spectra,
-truncation, gauges), design/linalg.md and design/krylov.md for the derivations."""
+derivatives: LAPACK-backed dense decompositions (``svd``, ``eigh``, ``qr``, ``solve``, ...),
+``eig``/``eigvals`` for non-Hermitian matrices, matrix functions (``expm``, ``funm``,
+``matrix_power``, ...), and iterative solvers on ``LinearOperator``s with implicit derivatives
+(``eigsh``, ``eigs``, ``svds``, ``linsolve``, ``expm_multiply``). Each function's docstring
+states its conventions (degenerate spectra, truncation, gauges); design/linalg.md and
+design/krylov.md give the derivations."""
 
 from tenferro._src.linalg import *  # noqa: F403
 from tenferro._src.linalg import __all__  # noqa: F401

@@ -9,9 +9,10 @@ differentiation, eager and traced.
 * contractions: ``tensordot``, ``einsum``, ``ncon`` (matching sectors; plans cached);
 * ``fuse_legs``/``split_legs``; block-wise ``svd`` (truncation on the merged spectrum),
   ``qr``, ``eigh``;
-* ``dmrg``: two-site DMRG with the symmetry (``symmetric_mpo`` from a dense MPO).
-* ``tenferro.symmetric.ctmrg``: C4v CTMRG with symmetric corners and edges (self-dual
-  charges such as Z2); ``tenferro.tn.ctmrg`` dispatches to it on a symmetric site tensor.
+* ``dmrg``: two-site DMRG with the symmetry (``mpo_from_dense`` turns a dense MPO and the
+  charges of the local states into a symmetric MPO).
+* C4v CTMRG with symmetric corners and edges (self-dual charges such as Z2):
+  ``tenferro.tn.ctmrg`` runs it when given a symmetric site tensor.
 
 Every block is an ordinary tenferro tensor, so every derivative is the dense rule applied
 block by block (design/symmetric.md).

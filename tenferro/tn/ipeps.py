@@ -17,8 +17,8 @@ Conventions (as ``tenferro.tn.peps``):
 Reduced density matrices: the two-site network of sites (x, y), (x+1, y) is cut into a left
 half (C1 T1 / T4 A / C4 T3 of the left site, physical and right legs open) and a right half,
 the left half of the lattice turned by 180 degrees; a vertical pair is a horizontal pair of
-the lattice turned by 90 degrees counterclockwise (the environment is only relabelled,
-``rotate_cell``). Each rho is normalised by its trace, so the scale of the
+the lattice turned by 90 degrees counterclockwise (the environment is only relabelled, not
+recomputed). Each rho is normalised by its trace, so the scale of the
 tensors and of the environment never matters. Cost per bond O(chi^3 D^4 + chi^2 D^8 p).
 """
 

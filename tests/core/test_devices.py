@@ -11,6 +11,7 @@ import tenferro as tf
 from tenferro._src.backends import host_reads
 from tenferro.errors import DeviceError
 from tenferro.testing import check_grads
+from tests import skips
 
 # these tests are about the default device itself: TENFERRO_DEVICE does not apply to them
 pytestmark = pytest.mark.default_device_cpu
@@ -64,7 +65,7 @@ def test_cuda_without_gpu_is_a_clear_error():
     try:
         import cupy  # noqa: F401
 
-        pytest.skip("CuPy is installed; the GPU suite covers CUDA devices")
+        pytest.skip(skips.CUPY_PRESENT)
     except ImportError:
         pass
     with pytest.raises(DeviceError, match="CuPy"):
@@ -123,3 +124,21 @@ def test_transfer_rules_pass_the_derivative_checks():
         return (tf.sin(y) * y).to("cpu") + t
 
     check_grads(f, (x,), order=2, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("device", ["nowhere", "cuda"])
+def test_default_device_checks_the_device_on_entry(device):
+    """An unknown or unavailable device fails when the block is entered, before its code runs
+    (a script fails before printing anything), with the fix in the message."""
+    if device == "cuda":
+        try:
+            import cupy  # noqa: F401
+
+            pytest.skip(skips.CUPY_PRESENT)
+        except ImportError:
+            pass
+    ran = []
+    with pytest.raises(DeviceError, match="CuPy|unknown device"):
+        with tf.default_device(device):
+            ran.append(True)
+    assert not ran

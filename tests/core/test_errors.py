@@ -95,3 +95,35 @@ def test_unvalidated_eager_primitives_still_name_the_problem(bad, monkeypatch):
     monkeypatch.setattr(eager, "CHECK", False)
     with pytest.raises(tf.errors.ShapeError):
         bad(tf.tensor(np.ones((2, 3))))
+
+
+def test_error_classes_are_reported_as_tenferro_errors():
+    """Every public error and warning class says it is ``tenferro.errors.X`` (tracebacks,
+    repr, help), also those defined in ``chainrules.errors``; ``except`` clauses naming
+    either module catch the same class, and pickled errors load back as that class."""
+    import pickle
+
+    import chainrules.errors
+    import tenferro.errors as E
+
+    for name in E.__all__:
+        cls = getattr(E, name)
+        assert (cls.__module__, cls.__qualname__) == ("tenferro.errors", name)
+        e = cls(2, "msg", "path") if name == "GraphFileError" else cls("msg")
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is cls and str(back) == "msg"
+    assert chainrules.errors.DeviceError is E.DeviceError
+    with pytest.raises(chainrules.errors.DeviceError) as info:
+        tf.ones(2, device="nowhere")
+    assert type(info.value).__module__ == "tenferro.errors"
+
+
+def test_graph_file_errors_pickle_with_their_oserror_kind():
+    import pickle
+
+    from tenferro.errors import GraphFileError
+
+    e = GraphFileError.like(PermissionError(13, "denied"), "cannot read g.tf", "g.tf")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is type(e) and isinstance(back, PermissionError)
+    assert (back.errno, back.filename, str(back)) == (13, "g.tf", "cannot read g.tf")

@@ -13,10 +13,11 @@ import tenferro as tf
 import tenferro.distributed as td
 from tenferro._src.contract import ContractionPlan
 from tenferro.errors import ShapeError
+from tests import skips
 
 from .test_executor import EQ, EQ0, operands
 
-distributed = pytest.importorskip("distributed")  # the `test` extra installs dask[distributed]
+distributed = pytest.importorskip("distributed", reason=skips.DASK)
 
 pytestmark = pytest.mark.numpy_only  # workers compute with NumPy whatever the local backend
 

@@ -10,9 +10,10 @@ import pytest
 
 import tenferro as tf
 from tenferro import linalg as la
+from tests import skips
 from tests.linalg._util import DTYPES, SHAPE_IDS, SHAPES, T, hermitian, rand
 
-torch = pytest.importorskip("torch")
+torch = skips.torch()
 
 
 def _tt(a):

@@ -4,11 +4,10 @@ gradients compared at 1e-12 in float64), and by finite differences (always, torc
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import tenferro as tf
 from tenferro.testing import check_grads
-from tests import helpers
+from tests import helpers, skips
 
 RTOL = 1e-12
 
@@ -41,7 +40,7 @@ def tenferro_run(fn, arrays, ct_seed=7):
 
 
 def torch_run(fn, arrays, ct_seed=7):
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     xs = [torch.tensor(np.asarray(_raw(a)), requires_grad=_is_float(a)) for a in arrays]
     out = fn(*xs)
     ct = np.random.default_rng(ct_seed).standard_normal(tuple(out.shape))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tenferro.nn.functional as F
+from tests import skips
 from tests.nn._util import (
     Const,
     assert_finite_differences,
@@ -139,7 +140,7 @@ FD_ORDER2 = {"gelu", "softplus", "layer_norm", "conv2d", "sdpa_causal", "cross_e
 
 @pytest.mark.parametrize("name,fn,arrays", CASES, ids=IDS)
 def test_matches_torch(name, fn, arrays):
-    TF = pytest.importorskip("torch.nn.functional")  # noqa: N806
+    TF = skips.torch("torch.nn.functional")  # noqa: N806
     assert_matches_torch(lambda *xs: fn(F, *xs), lambda *xs: fn(TF, *xs), arrays)
 
 

@@ -12,6 +12,7 @@ import pytest
 import tenferro as tf
 import tenferro.nn.functional as F
 from tenferro.testing import check_grads
+from tests import skips
 from tests.nn._util import as_numpy, assert_close
 from tests.nn.migration_programs import PROGRAMS, make_data
 
@@ -37,8 +38,8 @@ def _torch_float64(torch):
 @pytest.mark.numpy_only  # a comparison of numbers: the strict backend runs the FD test below
 @pytest.mark.parametrize("name", NAMES)
 def test_program_matches_torch(name):
-    torch = pytest.importorskip("torch")
-    functional_call = pytest.importorskip("torch.func").functional_call
+    torch = skips.torch()
+    functional_call = skips.torch("torch.func").functional_call
     with _torch_float64(torch):
         want, _, _ = PROGRAMS[name](torch, torch.nn, torch.nn.functional, torch.optim,
                                        functional_call, make_data(name))

@@ -18,9 +18,11 @@ def _example():
     return mod
 
 
-def test_fast_variant_learns(capsys):
+def test_fast_variant_learns(tmp_path, capsys):
+    png = tmp_path / "curves.png"
     res = _example().main(["--train", "800", "--test", "300", "--epochs", "5", "--batch", "20",
-                           "--target", "0.75", "--quiet"])
+                           "--target", "0.75", "--quiet", "--plot", str(png)])
+    assert png.stat().st_size > 10_000
     out = capsys.readouterr().out
     losses = [loss for loss, _ in res["history"]]
     assert res["reached"] and res["accuracy"] >= 0.75  # chance is 0.1
@@ -41,3 +43,20 @@ def test_help(capsys):
         _example().main(["--help"])
     assert e.value.code == 0
     assert "--epochs" in capsys.readouterr().out
+
+
+def test_zero_epochs_reports_the_untrained_model(tmp_path, capsys):
+    """``--epochs 0`` evaluates the untrained model (about chance) instead of failing."""
+    png = tmp_path / "none.png"
+    res = _example().main(["--train", "100", "--test", "200", "--epochs", "0", "--quiet",
+                           "--plot", str(png)])
+    assert res["history"] == [] and 0.0 <= res["accuracy"] < 0.5 and not res["reached"]
+    assert "NOT reached" in capsys.readouterr().out and not png.exists()
+
+
+@pytest.mark.parametrize("argv", [["--epochs", "-1"], ["--batch", "0"],
+                                  ["--train", "10", "--batch", "20"]])
+def test_bad_sizes_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        _example().main(argv)
+    assert e.value.code == 2 and "--" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import tenferro as tf
 import tenferro.nn.functional as F
 from tenferro import nn
 from tenferro.errors import DTypeError, ShapeError
+from tests import skips
 from tests.nn._util import assert_close
 
 
@@ -134,7 +135,7 @@ def test_functional_call_is_grad_and_jit_ready():
 
 
 def test_batchnorm_module_running_stats_and_modes_match_torch():
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     rng = np.random.default_rng(4)
     ours, ref = nn.BatchNorm2d(3, momentum=None), torch.nn.BatchNorm2d(3, momentum=None).double()
     for _ in range(3):
@@ -169,7 +170,7 @@ LAYERS = [
 
 @pytest.mark.parametrize("name,make,shape", LAYERS, ids=[c[0] for c in LAYERS])
 def test_layers_match_torch_with_the_same_weights(name, make, shape):
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     ref = make(torch.nn).double()
     ours = make(nn)
     ours.load_state_dict({k: v.detach().numpy() for k, v in ref.state_dict().items()})

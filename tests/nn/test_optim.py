@@ -9,6 +9,7 @@ import pytest
 import tenferro as tf
 from tenferro import optim
 from tenferro.errors import GradientError
+from tests import skips
 from tests.nn._util import assert_close
 
 RNG = np.random.default_rng(11)
@@ -50,7 +51,7 @@ CASES = [
 @pytest.mark.parametrize("name,kw", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
 @pytest.mark.parametrize("groups", [False, True])
 def test_trajectory_matches_torch(name, kw, groups):
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     a, b = _run(tf, getattr(optim, name), kw, 25, groups)
     ta, tb = _run(torch, getattr(torch.optim, name), kw, 25, groups)
     assert_close(a, ta, "complex parameter")
@@ -104,7 +105,7 @@ def _lbfgs_problem(lib, x, cplx):
 @pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_lbfgs_matches_torch(line_search, dtype):
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     x0 = np.random.default_rng(3).standard_normal(6) * 2
     if dtype == "complex128":
         x0 = x0 + 1j * np.random.default_rng(4).standard_normal(6)

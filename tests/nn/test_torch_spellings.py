@@ -9,6 +9,7 @@ import pytest
 
 import tenferro as tf
 from tenferro.errors import DTypeError, GradientError, ShapeError
+from tests import skips
 from tests.nn._util import Const, assert_finite_differences, assert_matches_torch
 
 R = np.random.default_rng(11)
@@ -62,7 +63,7 @@ CASES = {
 @pytest.mark.numpy_only
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_torch(name):
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     f, arrays = CASES[name]
     assert_matches_torch(lambda *xs: f(tf, *xs), lambda *xs: f(torch, *xs), arrays)
 
@@ -281,7 +282,7 @@ def test_inplace_on_non_leaf_uses_the_old_value_where_its_own_backward_needs_it(
     want = tf.grad(f, argnums=(0, 1))(tf.tensor(x), tf.tensor(y))
     np.testing.assert_allclose(ga.numpy(), want[0].numpy(), rtol=1e-14)
     np.testing.assert_allclose(gb.numpy(), want[1].numpy(), rtol=1e-14)
-    check = pytest.importorskip("torch")
+    check = skips.torch()
     tga, tgb = _inplace_program(check, x, y)
     np.testing.assert_allclose(ga.numpy(), tga.numpy(), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(gb.numpy(), tgb.numpy(), rtol=1e-12, atol=1e-15)
@@ -384,7 +385,7 @@ def test_functional_inplace_forms_on_non_leaves(op):
 
     want = run(tf, F, False)
     np.testing.assert_allclose(run(tf, F, True), want, rtol=1e-15)
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     import torch.nn.functional as TF
 
     old = torch.get_default_dtype()

@@ -132,12 +132,15 @@ def _example():
 
 
 @pytest.mark.numpy_only
-def test_d2_optimisation_approaches_the_published_energy(capsys):
+def test_d2_optimisation_approaches_the_published_energy(tmp_path, capsys):
     """Fast twin of the slow test below, through the example's command line: 5 L-BFGS
     iterations at chi = 8 from the noisy Neel state (E ~ -0.26) come within 1e-2 of the
     published D=2 optimum, from above (a variational energy: never below it by more than the
     environment's error; measured 5.7e-3 above)."""
-    assert _example().main(["--iters", "5", "--chi", "8", "--eval-chis", "16"]) == 0
+    png = tmp_path / "j1j2.png"
+    assert _example().main(["--iters", "5", "--chi", "8", "--eval-chis", "16",
+                            "--plot", str(png)]) == 0
+    assert png.stat().st_size > 10_000
     out = capsys.readouterr().out
     e = float(next(ln for ln in out.splitlines() if ln.startswith("this run")).split()[-1])
     assert -1e-9 < e - peps.J1J2_D2_REFERENCE_ENERGY < 1e-2
@@ -150,7 +153,7 @@ def test_d2_optimisation_approaches_the_published_energy(capsys):
 def test_d2_optimum_matches_the_published_energy(capsys):
     """The full run of examples/ipeps_j1j2.py (D=2, chi=16): within 1e-9 of the published
     D=2 C4v energy at J2 = 0.5, -0.4703924326146889 (measured: 4e-14, ~32 iterations)."""
-    assert _example().main(["--iters", "100", "--eval-chis", "24"]) == 0
+    assert _example().main(["--iters", "100", "--eval-chis", "24", "--no-plot"]) == 0
     out = capsys.readouterr().out
     e = float(next(ln for ln in out.splitlines() if ln.startswith("this run")).split()[-1])
     assert abs(e - peps.J1J2_D2_REFERENCE_ENERGY) < 1e-9

@@ -65,10 +65,26 @@ def test_lieb_wu_limits(hub):
     assert abs(hub.lieb_wu_energy(U) - (-4 / math.pi + U / 4)) < 1e-4
 
 
-def test_example_main_runs(hub, capsys):
-    assert hub.main(["--ed-L", "6", "--L", "8", "--D", "64"]) == 0
+@pytest.mark.numpy_only  # the example's own run: the backends are covered by the tests above
+def test_example_main_runs(hub, tmp_path, capsys):
+    """Every column is a number: the bulk estimate of L = 8 needs L' = 4, which is in neither
+    list (computed on demand), and that of L = 12 reuses the exact-diagonalisation chain L' = 6;
+    the plot of E/L against 1/L is written."""
+    png = tmp_path / "hubbard.png"
+    assert hub.main(["--ed-L", "6", "--L", "8", "12", "--D", "64", "--plot", str(png)]) == 0
     out = capsys.readouterr().out
     assert "Lieb-Wu" in out and "largest |E_DMRG - E_exact|" in out
+    assert "nan" not in out.lower()
+    rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] in (["8"], ["12"])]
+    assert [r[4] for r in rows[-2:]] == ["4", "6"]  # L' of the bulk estimates
+    assert png.stat().st_size > 10_000
+
+
+@pytest.mark.numpy_only
+def test_example_rejects_odd_lengths(hub, capsys):
+    with pytest.raises(SystemExit) as e:
+        hub.main(["--ed-L", "--L", "9"])
+    assert e.value.code == 2 and "even" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -280,10 +280,14 @@ def example():
     return load("ipeps_unitcell")
 
 
-def test_example_runs_and_lowers_the_energy(example, capsys):
+def test_example_runs_and_lowers_the_energy(example, tmp_path, capsys):
     """The example at reduced size (chi = 4, two L-BFGS iterations from Neel + noise): it
-    prints the energy at every iteration, decreasing, and the comparison lines."""
-    assert example.main(["--chi", "4", "--iters", "2", "--eval-chi", "4"]) == 0
+    prints the energy at every iteration, decreasing, and the comparison lines, and writes
+    its plot."""
+    png = tmp_path / "unitcell.png"
+    assert example.main(["--chi", "4", "--iters", "2", "--eval-chi", "4", "--plot",
+                         str(png)]) == 0
+    assert png.stat().st_size > 10_000
     out = capsys.readouterr().out
     es = [float(ln.split()[1]) for ln in out.splitlines()
           if ln.strip() and ln.split()[0].isdigit() and len(ln.split()) == 6]

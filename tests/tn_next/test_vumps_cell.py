@@ -192,7 +192,7 @@ def test_example_unit_cell_option(capsys):
     from tests.physics.test_examples import load
 
     argv = ["--D", "2", "--models", "heisenberg", "--frame", "original", "--unit-cell", "2",
-            "--tol", "1e-9"]
+            "--tol", "1e-9", "--no-plot"]
     assert load("vumps_chain").main(argv) == 0
     out = capsys.readouterr().out
     assert "2-site unit cell" in out and "not converged" not in out

@@ -115,7 +115,7 @@ def vjp(f, *primals, has_aux: bool = False, activity=None):
 
     ``activity``: one ``"active"``/``"const"`` per primal (default: all active). A const
     primal is never watched: nothing is recorded or computed backward for it, and
-    ``vjp_fn`` returns ``None`` in its place (``tenferro.autodiff.activity``)."""
+    ``vjp_fn`` returns ``None`` in its place (design/vmap.md, "activity")."""
     check_callable("vjp", f)
     const = [False] * len(primals)
     if activity is not None:
@@ -205,7 +205,7 @@ def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
     gradients. ``accumulate_into``: caller-owned buffers the gradients are added into in place
     (Enzyme's Duplicated shadows): the buffer itself for one differentiated argument, else a
     tuple with one buffer (or None) per differentiated argument; the returned gradients are
-    those buffers. See ``tenferro.autodiff.activity``."""
+    those buffers. See design/vmap.md, "activity"."""
     check_callable("grad", f)
     single = isinstance(argnums, int) and not isinstance(argnums, bool) and activity is None
     if activity is None:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from chainrules import Builder
 
+from ..backends import get_backend
 from ..errors import LeakedTracerError
 
 
@@ -199,7 +200,12 @@ def new_base(trace: Trace):
 
 @contextmanager
 def default_device(device):
-    """Where constants created without operands (``zeros``, ``full``...) are placed."""
+    """Where constants created without operands (``zeros``, ``full``...) are placed.
+
+    The device is checked on entry: an unknown device, or one whose backend is not installed
+    (``cuda`` without CuPy), raises ``DeviceError`` here, before the block runs."""
+    if device is not None:
+        get_backend(device)
     st = state
     old = st.default_device
     st.default_device = device

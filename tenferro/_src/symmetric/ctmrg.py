@@ -283,7 +283,7 @@ def ctmrg_dispatch(a, chi, *, max_iter, tol, env, progress, projector="svd",
                                             ("implicit=True", bool(implicit))) if given]
     if unsupported:
         raise ShapeError(f"ctmrg: {', '.join(unsupported)} is not supported for symmetric site "
-                         f"tensors (tenferro.symmetric.ctmrg: block SVD projector, unrolled "
+                         f"tensors (the symmetric CTMRG: block SVD projector, unrolled "
                          f"differentiation); use the dense tenferro.tn.ctmrg on to_dense(a).")
     return ctmrg(a, chi, max_iter=max_iter, tol=tol, env=env, progress=progress,
                  callback=callback)

@@ -211,7 +211,7 @@ class Graph:
     # ------------------------------------------------------------------- save/load
     def save(self, path) -> None:
         """Write the graph to ``path`` (a file name or an open binary file) in the versioned
-        format of ``tenferro._src.traced.serialize`` (design/graph-files.md)."""
+        graph-file format (design/graph-files.md)."""
 
         save_graph(self, path)
 

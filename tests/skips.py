@@ -1,0 +1,14 @@
+"""Why a test skips, in one sentence naming what to install: the terminal summary groups the
+skipped tests by these reasons (``pytest_terminal_summary`` in tests/conftest.py)."""
+
+import pytest
+
+TORCH = "torch-parity test: needs PyTorch (the `bench` extra: pip install -e '.[bench]')"
+DASK = "Dask cluster test: needs dask.distributed (the `test` extra: pip install -e '.[test]')"
+CUPY_PRESENT = ("CPU-only check of a missing CuPy: CuPy is installed here (run the suite with "
+                "TENFERRO_DEVICE=cuda on a GPU to cover CUDA devices)")
+
+
+def torch(module: str = "torch"):
+    """``module`` (``torch`` or one of its submodules), or skip with the reason above."""
+    return pytest.importorskip(module, reason=TORCH)
