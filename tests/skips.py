@@ -4,6 +4,8 @@ skipped tests by these reasons (``pytest_terminal_summary`` in tests/conftest.py
 import pytest
 
 TORCH = "torch-parity test: needs PyTorch (the `bench` extra: pip install -e '.[bench]')"
+JAX = "JAX interop test: needs JAX (the `bench` extra: pip install -e '.[bench]')"
+MATPLOTLIB = "plotting test: needs matplotlib (the `test` extra: pip install -e '.[test]')"
 DASK = "Dask cluster test: needs dask.distributed (the `test` extra: pip install -e '.[test]')"
 CUPY_PRESENT = ("CPU-only check of a missing CuPy: CuPy is installed here (run the suite with "
                 "TENFERRO_DEVICE=cuda on a GPU to cover CUDA devices)")

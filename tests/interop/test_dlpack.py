@@ -8,6 +8,7 @@ import pytest
 import tenferro as tf
 from tenferro.errors import ConcretizationError, DTypeError, GradientError
 
+from .. import skips
 from ..helpers import rand
 
 DTYPES = ["float32", "float64", "complex64", "complex128", "int32", "int64", "bool"]
@@ -112,7 +113,7 @@ def test_from_dlpack_device_argument(rng):
 # ------------------------------------------------------------------------------ PyTorch
 @pytest.mark.numpy_only
 def test_torch_round_trip_shares_memory(rng):
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     a = rng.standard_normal((2, 3))
     t = tf.asarray(a)
     pt = torch.from_dlpack(t)
@@ -129,7 +130,7 @@ def test_torch_round_trip_shares_memory(rng):
 
 
 def test_torch_interop_values_and_grads(rng):
-    torch = pytest.importorskip("torch")
+    torch = skips.torch()
     a = rand(rng, (3,), "complex128")
     t = tf.from_dlpack(torch.from_dlpack(tf.asarray(a)))
     np.testing.assert_array_equal(t.numpy(), a)
@@ -143,7 +144,7 @@ def test_torch_interop_values_and_grads(rng):
 
 # ---------------------------------------------------------------------------------- JAX
 def test_jax_round_trip(rng):
-    jnp = pytest.importorskip("jax.numpy")
+    jnp = pytest.importorskip("jax.numpy", reason=skips.JAX)
     a = rng.standard_normal((2, 3)).astype(np.float32)
     j = jnp.from_dlpack(tf.asarray(a))
     np.testing.assert_array_equal(np.asarray(j), a)

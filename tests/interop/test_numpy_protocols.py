@@ -11,6 +11,7 @@ import tenferro as tf
 from tenferro._src.ops import numpy_protocols as protocols
 from tenferro.errors import ConcretizationError, DTypeError, GradientError, ShapeError
 
+from .. import skips
 from ..helpers import assert_close, rand
 
 Tensor = tf.Tensor
@@ -319,7 +320,7 @@ def test_format_like_a_numpy_scalar():
 
 
 def test_matplotlib_plots_plain_tensors():
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason=skips.MATPLOTLIB)
     import matplotlib
 
     matplotlib.use("Agg")

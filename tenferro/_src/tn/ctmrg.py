@@ -461,8 +461,7 @@ def ctmrg(a, chi: int, *, max_iter: int = 100, tol: float | None = 1e-10, env=No
     derivatives with respect to ``a`` are those of the C4v-symmetric network, projected
     onto the symmetric subspace.
     A ``tenferro.symmetric.SymmetricTensor`` site tensor (self-dual charges, e.g. Z2) runs
-    ``tenferro.symmetric.ctmrg.ctmrg`` (symmetric C and T; max_iter, tol, env, progress,
-    callback).
+    the block-sparse C4v CTMRG (symmetric C and T; max_iter, tol, env, progress, callback).
     """
     # ---- other tensor types (symmetric site tensors: the block-sparse C4v CTMRG)
     impl = implementation("ctmrg", a)
