@@ -109,3 +109,13 @@ def test_errors():
         tf.linalg.linsolve(a, tf.ones(4), method="lu")
     with pytest.raises(ShapeError, match="matvec maps"):
         tf.linalg.LinearOperator(lambda v: v[:2], (4, 4), tf.float64)
+
+
+@pytest.mark.parametrize("method", ["gmres", "bicgstab", "cg"])
+def test_a_real_problem_has_a_real_solution(method):
+    """The solvers' scalars are complex Python numbers; a real system must still give a real
+    solution (bicgstab used to return complex128, and its gradient was refused)."""
+    a = np.eye(5) * 3 + np.diag(np.ones(4), 1) + np.diag(np.ones(4), -1)
+    x = tf.linalg.linsolve(tf.tensor(a), tf.tensor(np.ones(5)), method=method)
+    assert x.dtype == tf.float64
+    np.testing.assert_allclose(x.numpy(), np.linalg.solve(a, np.ones(5)), rtol=1e-10)

@@ -280,16 +280,17 @@ def bicgstab(mv, b, x0=None, *, tol: float, maxiter: int):
     r = b - mv(x) if x0 is not None else b
     rhat = r
     rho = alpha = omega = 1.0
+    dt = b.dtype  # real vectors stay real: the scalars of a real problem are real
     v = p = b * 0
     res = float(value(vnorm(r))) / bn
     for it in range(1, maxiter + 1):
         rho_new = complex(value(col_dot(rhat, r)))
         if rho_new == 0:
             break
-        beta = (rho_new / rho) * (alpha / omega)
+        beta = _scalar((rho_new / rho) * (alpha / omega), dt)
         p = r + (p - v * omega) * beta
         v = mv(p)
-        alpha = rho_new / complex(value(col_dot(rhat, v)))
+        alpha = _scalar(rho_new / complex(value(col_dot(rhat, v))), dt)
         s = r - v * alpha
         sn = float(value(vnorm(s)))
         if sn / bn <= tol:
@@ -297,7 +298,7 @@ def bicgstab(mv, b, x0=None, *, tol: float, maxiter: int):
             return x, SolveInfo(it, True, sn / bn)
         t = mv(s)
         tt = float(value(col_dot(t, t)).real)
-        omega = complex(value(col_dot(t, s))) / tt if tt else 0.0
+        omega = _scalar(complex(value(col_dot(t, s))) / tt, dt) if tt else 0.0
         x = x + p * alpha + s * omega
         r = s - t * omega
         rho = rho_new

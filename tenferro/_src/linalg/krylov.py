@@ -482,6 +482,7 @@ def _check_hermitian(op) -> None:
     n = a.shape[0]
     if not it.is_concrete(a):
         return  # traced: eigsh raises ConcretizationError itself
+    a = stop_gradient(a)  # a check on the values: no derivative (|A - A^H| = 0 has none)
     skew = float(it.value(it.vnorm(reshape(a - it.adjoint(a), (-1,)))))
     size = float(it.value(it.vnorm(reshape(a, (-1,)))))
     if not math.isfinite(size):
@@ -839,6 +840,9 @@ def _arnoldi(mv, q0, m, hdt):
     H = np.zeros((m + 1, m), dtype=hdt)
     for j in range(m):
         z = mv(Q[j])
+        if not math.isfinite(float(it.value(it.vnorm(z)))):
+            H[j + 1, j] = math.nan  # a non-finite product: the caller reports it (orthogonalising
+            return Q, H, j + 1  # it would only subtract inf from inf)
         z, h = it.orthogonalize(it.basis(Q), z)
         hn = float(it.value(it.vnorm(z)))
         H[: j + 1, j] = it.value(h)
