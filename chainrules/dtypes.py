@@ -1,7 +1,13 @@
-"""Canonical dtypes and NumPy type promotion.
+"""Canonical dtypes and type promotion.
 
 Everything in ``chainrules`` and ``tenferro`` speaks ``numpy.dtype`` objects; backends with
 their own dtype objects (``array_api_strict``, CuPy) convert at the boundary.
+
+The dtypes are the array API standard's: ``bool``, ``int8..int64``, ``uint8..uint64``,
+``float32``, ``float64``, ``complex64``, ``complex128``. Promotion is NumPy 2's
+(``numpy.result_type`` with NEP 50's weak Python scalars), which on every pair the standard
+defines gives the standard's result (tests/array_api/test_promotion.py checks the whole table);
+pairs the standard leaves undefined (integer with float, signed with ``uint64``) follow NumPy.
 """
 
 from __future__ import annotations
@@ -10,9 +16,16 @@ import numpy as np
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
-uint8 = np.dtype("uint8")
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64"))
 float32, float64 = np.dtype("float32"), np.dtype("float64")
 complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
+
+SIGNED = (int8, int16, int32, int64)
+UNSIGNED = (uint8, uint16, uint32, uint64)
+REAL_FLOATING = (float32, float64)
+COMPLEX_FLOATING = (complex64, complex128)
+ALL = (bool_, *SIGNED, *UNSIGNED, *REAL_FLOATING, *COMPLEX_FLOATING)
+"""Every dtype a tensor may hold (the array API standard's)."""
 
 _SHORT = {
     bool_: "bool",
@@ -25,6 +38,9 @@ _SHORT = {
     int32: "i32",
     int64: "i64",
     uint8: "u8",
+    uint16: "u16",
+    uint32: "u32",
+    uint64: "u64",
 }
 
 

@@ -26,6 +26,11 @@ class IndexOutOfBoundsError(ShapeError, IndexError):
     as NumPy's and PyTorch's out-of-range indices are."""
 
 
+class AxisError(ShapeError, IndexError):
+    """An axis argument is out of range for the operand's rank (NumPy's ``AxisError``, also an
+    ``IndexError`` as the array API standard asks)."""
+
+
 class DTypeError(TenferroError, TypeError):
     """Operand dtypes do not fit the operation (or cannot be differentiated)."""
 

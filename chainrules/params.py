@@ -27,11 +27,7 @@ MAX_AXIS_INT = 2**31 - 1
 """Largest magnitude of an axis, offset or diagonal parameter: fits a C int (NumPy's
 ``diagonal`` overflows beyond it)."""
 
-DTYPES = {
-    d.name: d
-    for d in (dtypes.bool_, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8,
-              dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
-}
+DTYPES = {d.name: d for d in dtypes.ALL}
 """The dtypes a graph file may name (values, constants and dtype parameters), by name."""
 
 _DEVICE = re.compile(r"(cpu|cuda|gpu|strict)(:[0-9]{1,4})?")

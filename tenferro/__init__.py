@@ -6,10 +6,29 @@ PyTorch-style ``backward()``), the functional transforms (``grad``, ``vjp``, ``j
 
 Complex convention: JVPs are R-linear derivatives; the gradient of a real loss L with respect
 to a complex z is dL/dRe z + i dL/dIm z (so ``grad(|z|^2) = 2z``), as in PyTorch.
+
+The module is also the array API standard's namespace (2024.12, with the ``linalg`` and ``fft``
+extensions): ``x.__array_namespace__()`` returns it. Where NumPy, PyTorch and the standard
+spell one call differently, design/array-api.md lists the decisions.
 """
 
+import math as _math
+
 from chainrules.dtypes import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
-from chainrules.dtypes import complex64, complex128, float32, float64, int32, int64
+from chainrules.dtypes import (
+    complex64,
+    complex128,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 
 from ._src.autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
 from ._src.autodiff.custom import custom_jvp, custom_vjp
@@ -28,9 +47,17 @@ from ._src.fixed_point import fixed_point
 from ._src.linalg import norm  # one norm (NumPy semantics), also tenferro.linalg.norm
 from ._src.ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
 from ._src.ops import __all__ as _ops_all
-from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, trace
+from ._src.ops.namespace import __array_api_version__, __array_namespace_info__
+from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, make_graph, trace
 
 __version__ = "0.1.0"
+
+# the array API standard's constants
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
 
 # the public modules (facades over tenferro._src)
 from . import (  # noqa: E402
@@ -55,7 +82,11 @@ _api = [
     "autograd", "caches", "distributed", "errors", "fft", "lax", "linalg", "nn", "optim",
     "pytree", "special", "symmetric", "testing", "tn",
     # dtypes
-    "bool", "complex64", "complex128", "float32", "float64", "int32", "int64",
+    "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    # the array API standard's constants (its hooks __array_api_version__ and
+    # __array_namespace_info__ are module attributes, not star-imported)
+    "e", "inf", "nan", "newaxis", "pi",
     # tensors and devices
     "EagerTensor", "Tensor", "TracedTensor", "default_device", "get_backend",
     "set_cpu_backend",
@@ -66,7 +97,9 @@ _api = [
     "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize", "saved_residuals",
     "value_and_grad", "vjp", "vmap",
     # traced mode
-    "Graph", "ShapeDtype", "jit", "load", "trace",
+    "Graph", "ShapeDtype", "jit", "load", "make_graph",
+    # NumPy's matrix trace (tenferro.trace(f, ...) still forwards to make_graph, deprecated)
+    "trace",
     # contraction
     "contract_path", "einsum", "ncon",
     # norms (the one implementation lives in tenferro.linalg)

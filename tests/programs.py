@@ -244,6 +244,32 @@ PROGRAMS = [
     Program("cross_select", lambda x, y: tf.cross(x[:, :3], y[:, 1:])
             + tf.select([tf.real(x[:, :3]) > 0, tf.real(y[:, :3]) > 0], [x[:, :3], y[:, :3]],
                         0.5) + tf.cross(x[:, :2], y[:, :2])[:, None], (S, S)),
+    # -- the array API standard's functions (compositions, and the primitives it added: isinf,
+    # signbit, nextafter, reduce_and/reduce_or, searchsorted)
+    Program("array_api_elementwise", lambda x, y: tf.copysign(x, y) * x
+            + tf.where(tf.isinf(tf.where(x > 0.5, tf.inf, x)) & tf.signbit(-y), x, y)
+            + tf.where(tf.nextafter(x, y) > x, y, 0.0)
+            + tf.where(tf.any(tf.real(x) > 0, axis=0) | tf.all(y < 1, axis=0), x, -y)
+            + tf.astype(tf.searchsorted(tf.sort(y[0]), x[:, 1:]), x.dtype).sum(1, keepdims=True),
+            (S, S), dtypes=R),
+    Program("array_api_linear_algebra", lambda x, y: tf.vecdot(x, y) + tf.vecdot(x, y[0], axis=-1)
+            + tf.linalg.trace(x[:, :3]) + tf.linalg.diagonal(x[:, 1:], offset=1).sum()
+            + tf.matrix_transpose(x).sum(0) + tf.linalg.vector_norm(x, axis=(0, 1), ord=3)
+            + tf.linalg.vector_norm(y, axis=1) + tf.linalg.matrix_norm(x, ord="nuc")
+            + tf.linalg.cross(x[:, :3], y[:, 1:]).sum(1) + tf.trace(x, 1), (S, S)),
+    Program("array_api_manipulation", lambda x, y: tf.stack(tf.unstack(x, axis=1), axis=1)
+            + tf.broadcast_arrays(x[:, :1], y)[0] * tf.meshgrid(y[0], x[:, 0])[1]
+            + tf.cumulative_prod(x, axis=1) + tf.cumulative_sum(y, axis=0, include_initial=True)[1:]
+            + tf.cumulative_prod(y, axis=0, include_initial=True)[:3]
+            + tf.concat([x, y], axis=None)[:12].reshape(3, 4), (S, S)),
+    Program("array_api_statistics", lambda x: tf.std(x, axis=1, correction=1)
+            + tf.var(x, axis=1, correction=0.5) + tf.sum(x, axis=1, dtype=x.dtype)
+            + tf.prod(x, axis=1, dtype=x.dtype)
+            + tf.sort(tf.real(x), axis=1, descending=True)[:, 0] * tf.mean(x, axis=1)
+            + tf.linspace(x[0, 0], x[1, 1], 3)
+            + tf.clip(tf.real(x), tf.real(x[0]) - 0.5, 0.8).sum(1), (S,)),
+    Program("array_api_fft", lambda x: tf.fft.hfft(x, n=6)[:, :4] * 2
+            + tf.fft.ihfft(tf.real(x), norm="ortho").real[:, :2].sum(), (S,), linear=True),
     Program("logsumexp_weights", lambda x, w: tf.logsumexp(x, 1, b=w)
             + tf.logsumexp(x, 0, b=-w, return_sign=True)[0].sum(), (S, S),
             dtypes=R, domain="pos"),

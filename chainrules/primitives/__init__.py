@@ -41,6 +41,7 @@ from .elementwise import (
     imag_p,
     iota_p,
     isfinite_p,
+    isinf_p,
     isnan_p,
     le_p,
     log1p_p,
@@ -57,6 +58,7 @@ from .elementwise import (
     mul_p,
     ne_p,
     neg_p,
+    nextafter_p,
     pow_p,
     pow_scalar_p,
     real_p,
@@ -65,6 +67,7 @@ from .elementwise import (
     rsqrt_p,
     select_p,
     sign_p,
+    signbit_p,
     sin_p,
     sinh_p,
     sqrt_p,
@@ -88,8 +91,10 @@ from .reductions import (
     argmax_p,
     argmin_p,
     cumsum_p,
+    reduce_and_p,
     reduce_max_p,
     reduce_min_p,
+    reduce_or_p,
     reduce_prod_p,
     reduce_sum_p,
 )
@@ -106,7 +111,7 @@ from .shape import (
     tril_p,
     triu_p,
 )
-from .sorting import argsort_p, sort_p
+from .sorting import argsort_p, searchsorted_p, sort_p
 from .special import erf_p, erfc_p, erfinv_p, gammaln_p, polygamma_p, xlogy_p
 
 __all__ = [n for n in dir() if n.endswith("_p")]

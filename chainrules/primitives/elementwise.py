@@ -158,11 +158,49 @@ log_p = _analytic(
     "derivative 1/x (inf at 0); complex: principal branch",
 )
 log1p_p = _analytic("log1p", lambda xp, x: xp.log1p(x), lambda b, x, y: b.reciprocal(b.add(x, 1)))
-expm1_p = _analytic("expm1", lambda xp, x: xp.expm1(x), lambda b, x, y: b.add(y, 1))
+def _expm1_impl(xp, x):
+    y = xp.expm1(x)
+    if not xp.isdtype(x.dtype, "complex floating"):
+        return y
+    # the C99/array API special values NumPy's complex expm1 misses (it returns NaN there)
+    a, b = xp.real(x), xp.imag(x)
+    neg_b = xp.signbit(b)
+    zero_b = b == 0
+    for mask, value in (
+        (xp.logical_and(a == 0, zero_b), 0j),  # exactly 0 (NumPy keeps a -0 real part)
+        (xp.logical_and(a == xp.inf, zero_b), complex(xp.inf, 0.0)),
+        (xp.logical_and(xp.isnan(a), zero_b), complex(xp.nan, 0.0)),
+        (xp.logical_and(a == -xp.inf, xp.logical_not(xp.isfinite(b))), complex(-1.0, 0.0)),
+        (xp.logical_and(a == xp.inf, xp.logical_not(xp.isfinite(b))), complex(xp.inf, xp.nan)),
+    ):
+        c = xp.full_like(y, value)  # on y's device
+        if value.imag == 0:  # conj(expm1(z)) == expm1(conj(z)): the sign of a zero b
+            c = xp.where(neg_b, xp.conj(c), c)
+        y = xp.where(mask, c, y)
+    return y
+
+
+expm1_p = _analytic("expm1", _expm1_impl, lambda b, x, y: b.add(y, 1))
 sin_p = _analytic("sin", lambda xp, x: xp.sin(x), lambda b, x, y: b.cos(x))
 cos_p = _analytic("cos", lambda xp, x: xp.cos(x), lambda b, x, y: b.neg(b.sin(x)))
 tan_p = _analytic("tan", lambda xp, x: xp.tan(x), lambda b, x, y: b.add(b.mul(y, y), 1))
-tanh_p = _analytic("tanh", lambda xp, x: xp.tanh(x), lambda b, x, y: b.sub(1, b.mul(y, y)))
+def _tanh_impl(xp, x):
+    y = xp.tanh(x)
+    if not xp.isdtype(x.dtype, "complex floating"):
+        return y
+    # the array API's tanh(+-inf + bj) = +-1 + 0j for finite b (the zero with b's sign, by
+    # conjugate symmetry); C99 and NumPy give the zero the sign of sin(2b)
+    a, b = xp.real(x), xp.imag(x)
+    edge = xp.logical_and(xp.isinf(a), xp.isfinite(b))
+    for sign_a in (1.0, -1.0):
+        for sign_b, value in ((False, complex(sign_a, 0.0)), (True, complex(sign_a, -0.0))):
+            mask = xp.logical_and(xp.logical_and(edge, a == sign_a * xp.inf),
+                                  xp.signbit(b) if sign_b else xp.logical_not(xp.signbit(b)))
+            y = xp.where(mask, xp.full_like(y, value), y)
+    return y
+
+
+tanh_p = _analytic("tanh", _tanh_impl, lambda b, x, y: b.sub(1, b.mul(y, y)))
 sinh_p = _analytic("sinh", lambda xp, x: xp.sinh(x), lambda b, x, y: b.cosh(x))
 cosh_p = _analytic("cosh", lambda xp, x: xp.cosh(x), lambda b, x, y: b.sinh(x))
 arctan_p = _analytic(
@@ -511,7 +549,17 @@ floor_divide_p = Primitive(
     "constant, derivative 0",
 )
 floor_divide_p.def_abstract_eval(_binary_aval("floor_divide", real=True))
-floor_divide_p.def_impl(lambda xp, x, y: xp.floor_divide(x, y))
+
+
+@floor_divide_p.def_impl
+def _floor_divide_impl(xp, x, y):
+    q = xp.floor_divide(x, y)
+    if xp.isdtype(x.dtype, "real floating"):
+        # IEEE 754 (the array API's special cases): with an infinite operand x / y is +-inf or
+        # +-0, which floor keeps; NumPy's fmod-based floor_divide gives NaN or -1 there
+        inf = xp.logical_or(xp.isinf(x), xp.isinf(y))
+        q = xp.where(inf, xp.floor(x / y), q)
+    return q
 
 remainder_p = Primitive(
     "remainder",
@@ -687,6 +735,17 @@ logical_or_p = _boolean("logical_or", 2, lambda xp, x, y: xp.logical_or(x, y), l
 logical_not_p = _boolean("logical_not", 1, lambda xp, x: xp.logical_not(x), logical=True)
 isfinite_p = _boolean("isfinite", 1, lambda xp, x: xp.isfinite(x))
 isnan_p = _boolean("isnan", 1, lambda xp, x: xp.isnan(x))
+isinf_p = _boolean("isinf", 1, lambda xp, x: xp.isinf(x))
+signbit_p = _boolean("signbit", 1, lambda xp, x: xp.signbit(x), ordered=True)
+signbit_p.__doc__ = "Whether the sign bit is set: true for -0.0 and negative NaNs too."
+
+nextafter_p = Primitive(
+    "nextafter", differentiable=False,
+    convention="the next representable value after x toward y: a step function on the "
+    "floating-point grid, derivative 0 everywhere (as for the rounding functions)",
+)
+nextafter_p.def_abstract_eval(_binary_aval("nextafter", inexact=True, real=True))
+nextafter_p.def_impl(lambda xp, x, y: xp.nextafter(x, y))
 
 
 # ------------------------------------------------------------------ bitwise operations

@@ -1,13 +1,14 @@
-"""Reductions over static axes: sum, max, min, prod; argmax/argmin; cumulative sum."""
+"""Reductions over static axes: sum, max, min, prod, logical and/or; argmax/argmin;
+cumulative sum."""
 
 from __future__ import annotations
 
 from ..core import Primitive, ShapedArray, Zero
-from ..dtypes import int64, is_inexact
+from ..dtypes import bool_, int64, is_inexact
 from ..errors import DTypeError, ShapeError
 from ..params import BOOL, INT, INTS
 from . import _batching
-from ._checks import check_axes, require_real
+from ._checks import check_axes, require_bool, require_real
 
 
 def _reduced_shape(op, x, axes):
@@ -142,6 +143,24 @@ def _prod_jvp(b, primals, tangents, *, axes):
     return y, b.reduce_sum(b.mul(t, product_of_others(b, x, axes)), axes)
 
 
+def _logical(name, xp_name, empty):
+    p = Primitive(name, differentiable=False, convention="boolean output: no gradient",
+                  params={"axes": INTS})
+    p.__doc__ = f"Logical reduction of a bool operand over ``axes`` ({empty} when empty)."
+
+    @p.def_abstract_eval
+    def aval(x, *, axes):
+        require_bool(name, x)
+        return ShapedArray(_reduced_shape(name, x, axes), bool_)
+
+    p.def_impl(lambda xp, x, *, axes: getattr(xp, xp_name)(x, axis=axes))
+    return p
+
+
+reduce_and_p = _logical("reduce_and", "all", True)
+reduce_or_p = _logical("reduce_or", "any", False)
+
+
 def _arg(name, xp_name):
     p = Primitive(name, differentiable=False, convention="integer output: no gradient",
                   params={"axis": INT})
@@ -189,7 +208,8 @@ cumsum_p.def_jvp(
 )
 cumsum_p.def_transpose(lambda b, ct, x, *, axis, reverse: (b.cumsum(ct, axis, not reverse),))
 
-for _p in (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p):
+for _p in (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p,
+           reduce_or_p):
     _batching.axis_shift(_p, "axes")
 for _p in (argmax_p, argmin_p, cumsum_p):
     _batching.axis_shift(_p, "axis")

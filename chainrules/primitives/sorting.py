@@ -15,8 +15,8 @@ import math
 
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import int64
-from ..errors import DTypeError
-from ..params import INT
+from ..errors import DTypeError, ShapeError
+from ..params import INT, one_of
 from . import _batching
 from ._checks import check_axes, require_real
 
@@ -100,3 +100,54 @@ def _sort_jvp(b, primals, tangents, *, axis):
 
 _batching.axis_shift(argsort_p, "axis")
 _batching.axis_shift(sort_p, "axis")
+
+
+searchsorted_p = Primitive(
+    "searchsorted", differentiable=False, params={"side": one_of(("left", "right"))},
+    convention="integer output (insertion positions): no gradient",
+)
+searchsorted_p.__doc__ = (
+    "Insertion positions of ``values`` into the ascending 1-D ``sorted`` that keep it sorted "
+    "(``side``: 'left', before equal entries, or 'right', after them); NaN sorts last. The "
+    "output has the shape of ``values``."
+)
+
+
+@searchsorted_p.def_abstract_eval
+def _searchsorted_aval(sorted_, values, *, side):
+    require_real("searchsorted", sorted_)
+    if sorted_.ndim != 1:
+        raise ShapeError(f"searchsorted: the sorted operand must be 1-D, got {sorted_}.")
+    if sorted_.dtype != values.dtype:
+        raise DTypeError(f"searchsorted: operand dtypes differ ({sorted_}, {values}); the "
+                         f"tenferro.searchsorted function promotes them.")
+    if side not in ("left", "right"):
+        raise ShapeError(f"searchsorted: side must be 'left' or 'right', got {side!r}.")
+    return ShapedArray(values.shape, int64)
+
+
+@searchsorted_p.def_impl
+def _searchsorted_impl(xp, sorted_, values, *, side):
+    return xp.astype(xp.searchsorted(sorted_, values, side=side), int64)
+
+
+@searchsorted_p.def_batch
+def _searchsorted_batch(b, args, dims, *, side):
+    (s, v), (ds, dv) = args, dims
+    if ds is None:  # one sorted sequence for every member: search the batched values
+        return [b.bind(searchsorted_p, s, v, side=side)], [dv]
+    # a sorted sequence per member: count the entries before each value (NaN last)
+    n = _batching.batch_size(args, dims)
+    s = _batching.with_batch(b, s, ds, n)  # (n, k)
+    v = _batching.with_batch(b, v, dv, n)  # (n, *m)
+    k, nd = s.shape[1], v.ndim
+    s_b = b.broadcast_in_dim(s, (n,) + tuple(v.shape[1:]) + (k,), (0, nd))
+    v_b = b.broadcast_in_dim(v, tuple(v.shape) + (k,), tuple(range(nd)))
+    before = b.lt(s_b, v_b) if side == "left" else b.le(s_b, v_b)
+    nan_v = b.ne(v_b, v_b)  # NaN values go after every number (and, 'right', every NaN)
+    nan_s = b.ne(s_b, s_b)
+    if side == "left":
+        before = b.logical_or(before, b.logical_and(nan_v, b.logical_not(nan_s)))
+    else:
+        before = b.logical_or(before, nan_v)
+    return [b.reduce_sum(b.convert(before, int64), (nd,))], [0]

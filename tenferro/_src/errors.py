@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from chainrules.errors import (  # noqa: F401
+    AxisError,
     ConcretizationError,
     DegeneracyWarning,
     DeviceError,
@@ -27,6 +28,7 @@ from chainrules.errors import (  # noqa: F401
 
 __all__ = [
     "ComplexWarning",
+    "AxisError",
     "ConcretizationError",
     "ConvergenceWarning",
     "DegeneracyWarning",

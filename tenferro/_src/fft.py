@@ -10,7 +10,7 @@ from chainrules.dtypes import complex_dtype
 from .core.dispatch import bind
 from .core.tensor import Tensor
 from .errors import DTypeError, ShapeError
-from .ops import asarray, roll, tensor_of
+from .ops import asarray, conj, roll, tensor_of
 from .ops._base import astype, normalize_axis
 from .ops.shape import slice_axis
 
@@ -20,10 +20,12 @@ __all__ = [
     "fftfreq",
     "fftn",
     "fftshift",
+    "hfft",
     "ifft",
     "ifft2",
     "ifftn",
     "ifftshift",
+    "ihfft",
     "irfft",
     "irfft2",
     "irfftn",
@@ -198,6 +200,24 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None) -> Tensor:
     return irfftn(a, s, axes, norm)
 
 
+# ------------------------------------------------------------ Hermitian transforms
+_SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def hfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """DFT of a Hermitian-symmetric signal given by its first half ``a``: a real spectrum of
+    length ``n`` (default 2 (m - 1)); ``irfft`` of conj(a) with the normalisation swapped, as
+    NumPy. Linear over the reals."""
+    x = _complex(tensor_of(a))
+    return irfft(conj(x), n, axis, _SWAP[_norm("hfft", norm)])
+
+
+def ihfft(a, n=None, axis: int = -1, norm=None) -> Tensor:
+    """Inverse of ``hfft``: the first half (n // 2 + 1 entries) of the Hermitian signal whose
+    DFT is the real ``a``; conj(rfft(a)) with the normalisation swapped, as NumPy. Linear."""
+    return conj(rfft(a, n, axis, _SWAP[_norm("ihfft", norm)]))
+
+
 # ------------------------------------------------------------------- helpers of NumPy's
 def fftshift(x, axes=None) -> Tensor:
     """Move the zero frequency to the centre (roll by n // 2 along ``axes``, default all)."""
@@ -215,11 +235,22 @@ def ifftshift(x, axes=None) -> Tensor:
     return roll(x, shifts, axes) if axes else x
 
 
-def fftfreq(n: int, d: float = 1.0, device=None) -> Tensor:
-    """Sample frequencies of ``fft`` for n points with spacing d (float64, a constant)."""
-    return asarray(np.fft.fftfreq(int(n), d), device=device)
+def fftfreq(n: int, /, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
+    """Sample frequencies of ``fft`` for n points with spacing d: a constant of ``dtype``
+    (a real floating dtype, float64 by default)."""
+    return asarray(np.fft.fftfreq(int(n), d), dtype=_freq_dtype("fftfreq", dtype),
+                   device=device)
 
 
-def rfftfreq(n: int, d: float = 1.0, device=None) -> Tensor:
-    """Sample frequencies of ``rfft`` for n points with spacing d (float64, a constant)."""
-    return asarray(np.fft.rfftfreq(int(n), d), device=device)
+def rfftfreq(n: int, /, d: float = 1.0, *, dtype=None, device=None) -> Tensor:
+    """Sample frequencies of ``rfft`` for n points with spacing d (``dtype``: float64 by
+    default)."""
+    return asarray(np.fft.rfftfreq(int(n), d), dtype=_freq_dtype("rfftfreq", dtype),
+                   device=device)
+
+
+def _freq_dtype(op, dtype):
+    dt = np.dtype(np.float64 if dtype is None else dtype)
+    if dt.kind != "f":
+        raise DTypeError(f"{op}: dtype must be a real floating dtype, got {dt}.")
+    return dt

@@ -34,8 +34,9 @@ from .errors import check_callable
 from .linalg import _iterative as it
 from .linalg.krylov import ConvergenceWarning, _carries, implicit
 from .ops import abs as abs_
-from .ops import astype, concatenate, reshape, stop_gradient, tensor_of
+from .ops import concatenate, reshape, stop_gradient, tensor_of
 from .ops import max as max_
+from .ops._base import astype
 from .pytree import tree_flatten, tree_unflatten
 
 __all__ = ["FixedPointInfo", "fixed_point"]

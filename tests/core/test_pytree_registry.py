@@ -135,13 +135,13 @@ def _doubled(a: Labelled) -> Labelled:
 
 def test_a_saved_graph_keeps_a_serializable_class(tmp_path):
     a = Labelled(tf.asarray([1.0, 2.0]), "x")
-    tf.trace(_doubled, a).save(tmp_path / "g.tfg")
+    tf.make_graph(_doubled, a).save(tmp_path / "g.tfg")
     out = tf.load(tmp_path / "g.tfg")(a)
     assert isinstance(out, Labelled) and out.label == "x!"
     np.testing.assert_allclose(out.w.numpy(), [2.0, 4.0])
     # without a serialization the class is saved as the tuple of its children
     b = _affine()
-    tf.trace(lambda t: t.w.sum() + t.b.sum(), b).save(tmp_path / "h.tfg")
+    tf.make_graph(lambda t: t.w.sum() + t.b.sum(), b).save(tmp_path / "h.tfg")
     assert float(tf.load(tmp_path / "h.tfg")((b.w, b.b))) == pytest.approx(
         float(b.w.sum() + b.b.sum()))
 
@@ -161,7 +161,7 @@ def test_a_saved_node_is_checked_when_loaded(tmp_path, edit, match):
     from tenferro.errors import GraphFormatError
 
     a = Labelled(tf.asarray([1.0, 2.0]), "x")
-    tf.trace(_doubled, a).save(tmp_path / "g.tfg")
+    tf.make_graph(_doubled, a).save(tmp_path / "g.tfg")
     _edit_tree(tmp_path / "g.tfg", edit)
     with pytest.raises(GraphFormatError, match=match):
         tf.load(tmp_path / "g.tfg")

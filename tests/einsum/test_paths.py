@@ -329,7 +329,7 @@ def test_traced_graph_keeps_its_plan(tmp_path, monkeypatch):
         return tf.einsum(*interleaved(xs, labels), max_memory=40)
 
     tf.einsum.cache_clear()
-    graph = tf.trace(f, *arrays)
+    graph = tf.make_graph(f, *arrays)
     eager = f(*arrays).item()
 
     def no_planning(*a, **k):

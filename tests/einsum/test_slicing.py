@@ -145,8 +145,8 @@ def test_traced_sliced_graph_values_and_live_memory():
     n = 8
     arrays = [tf.tensor(a) for a in arrays_for([(n, n, n)] * 4, seed=10)]
     limit = 600
-    graph = tf.trace(lambda *xs: tf.einsum(eq, *xs, max_memory=limit), *arrays)
-    free = tf.trace(lambda *xs: tf.einsum(eq, *xs), *arrays)
+    graph = tf.make_graph(lambda *xs: tf.einsum(eq, *xs, max_memory=limit), *arrays)
+    free = tf.make_graph(lambda *xs: tf.einsum(eq, *xs), *arrays)
     ref = oe.contract(eq, *[a.numpy() for a in arrays])
     np.testing.assert_allclose(graph(*arrays).item(), ref, rtol=1e-12)
     inputs = 4 * n**3 * 8

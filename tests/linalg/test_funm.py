@@ -215,7 +215,7 @@ def test_traced_graph_saves_and_loads(rng, tmp_path):
     def loss(x):
         return tf.sum(T(w) * la.sqrtm(x)) + tf.sum(T(w) * la.powm(x, 0.25))
 
-    graph = tf.trace(tf.grad(loss), T(a))
+    graph = tf.make_graph(tf.grad(loss), T(a))
     path = tmp_path / "funm.tfg"
     graph.save(path)
     loaded = tf.load(path)

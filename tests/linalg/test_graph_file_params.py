@@ -37,7 +37,7 @@ def saved(rng, tmp_path):
         return tf.sum(s**3) + tf.sum(T(w) * (u[:, :2] @ vh[:2])) + tf.sum(T(w) * la.sqrtm(x))
 
     path = tmp_path / "g.tfg"
-    tf.trace(tf.grad(loss), T(a)).save(path)
+    tf.make_graph(tf.grad(loss), T(a)).save(path)
     return path, a, tf.grad(loss)(T(a)).numpy()
 
 

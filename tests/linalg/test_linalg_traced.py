@@ -39,7 +39,7 @@ def test_eager_and_traced_agree(rng, tmp_path):
     hv = tf.hvp(loss, (x,), (t,)).numpy()
     np.testing.assert_allclose(tf.jit(lambda y, d: tf.hvp(loss, (y,), (d,)))(x, t).numpy(), hv,
                                rtol=1e-11, atol=1e-12)
-    graph = tf.trace(tf.grad(loss), x)
+    graph = tf.make_graph(tf.grad(loss), x)
     listing = str(graph)
     for prim in ("svd(", "funm(", "adjugate(", "cut_inverse(", "degeneracy_check(",
                  "truncation_indices("):

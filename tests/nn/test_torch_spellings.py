@@ -94,7 +94,7 @@ def test_size_as_a_static_parameter_in_saved_graphs(tmp_path):
         n = x.size
         return tf.reshape(x, (n,)) * tf.arange(n) + x.reshape(x.size(0), -1).sum(0).sum()
 
-    g = tf.trace(f, tf.ShapeDtype((2, 3), tf.float64))
+    g = tf.make_graph(f, tf.ShapeDtype((2, 3), tf.float64))
     g.save(tmp_path / "g.tfg")
     x = tf.tensor(_a(2, 3))
     np.testing.assert_allclose(tf.load(tmp_path / "g.tfg")(x).numpy(), f(x).numpy())

@@ -222,8 +222,9 @@ def test_clip_has_numpys_signature():
                                   np.clip(x, -1, None))
     np.testing.assert_array_equal(tf.clip(t, min=0.5).numpy(), np.clip(x, min=0.5))
     np.testing.assert_array_equal(t.clip(-0.5, 0.5).numpy(), np.clip(x, -0.5, 0.5))
+    np.testing.assert_array_equal(tf.clip(t, max=0.5).numpy(), np.clip(x, max=0.5))
     with pytest.raises(TypeError, match="once"):
-        tf.clip(t, 0, 1, min=0)
+        tf.clip(t, 0, 1, a_min=0)
 
 
 # ---------------------------------------------------------------------------- errors

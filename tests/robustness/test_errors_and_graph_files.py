@@ -45,7 +45,7 @@ def test_in_place_update_of_a_traced_input_is_a_clear_error(f, mode):
     x = tf.tensor(np.ones((2, 2)))
     with pytest.raises(GraphError, match=r"in-place operation on an input .*f64\[2,2\].*"
                                          r"x\.at\[i\]\.set\(v\).*\[at .*test_errors"):
-        tf.jit(f)(x) if mode == "jit" else tf.trace(f, x)
+        tf.jit(f)(x) if mode == "jit" else tf.make_graph(f, x)
     np.testing.assert_array_equal(x.numpy(), 1.0)  # the caller's tensor is untouched
 
 
@@ -128,7 +128,7 @@ def test_derivative_failures_name_the_users_operation(monkeypatch):
 
 # ------------------------------------------------------------------------ graph files
 def _saved(tmp_path, name="g.tfg"):
-    g = tf.trace(lambda x, y: (tf.sin(x) * y, {"s": (x + y).sum()}), tf.tensor([1.0, 2.0]),
+    g = tf.make_graph(lambda x, y: (tf.sin(x) * y, {"s": (x + y).sum()}), tf.tensor([1.0, 2.0]),
                  tf.tensor([3.0, 4.0]))
     path = tmp_path / name
     g.save(path)
@@ -176,7 +176,8 @@ def test_graph_file_structure_is_checked_against_the_program(tmp_path, edit, mat
 
 
 def test_graph_file_params_are_validated_against_the_primitive(tmp_path):
-    g = tf.trace(lambda a: tf.linalg.svd(a, cutoff=0.5)[1], tf.tensor(np.diag([3.0, 2.0, 0.1])))
+    g = tf.make_graph(lambda a: tf.linalg.svd(a, cutoff=0.5)[1],
+                      tf.tensor(np.diag([3.0, 2.0, 0.1])))
     path = tmp_path / "svd.tfg"
     g.save(path)
 
@@ -284,7 +285,7 @@ def test_a_zip_bomb_is_refused_before_decompression(tmp_path):
     import tracemalloc
 
     c = np.ones(3)
-    g = tf.trace(lambda x: x + tf.tensor(c), tf.tensor([1.0, 2.0, 3.0]))
+    g = tf.make_graph(lambda x: x + tf.tensor(c), tf.tensor([1.0, 2.0, 3.0]))
     path = tmp_path / "c.tfg"
     g.save(path)
     with zipfile.ZipFile(path) as z:

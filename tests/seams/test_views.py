@@ -1,6 +1,7 @@
 """In-place operations on views. tenferro tensors do not share memory; basic-indexing views
-write through to their base (as in NumPy/PyTorch), and in-place updates of other view-like
-results, which could not reach their base, are refused with a named error, in every mode."""
+and reshapes write through to their base (as in NumPy/PyTorch), and in-place updates of other
+view-like results, which could not reach their base, are refused with a named error, in every
+mode."""
 
 import numpy as np
 import pytest
@@ -13,8 +14,6 @@ T = tf.tensor
 VIEW_UPDATES = {
     "detach().add_()": lambda a: a.detach().add_(1.0),
     "T +=": lambda a: a.T.__iadd__(2.0),
-    "view(6) +=": lambda a: a.view(6).__iadd__(1.0),
-    "reshape.mul_": lambda a: a.reshape(3, 2).mul_(2.0),
     "diagonal.fill_": lambda a: tf.diagonal(a).fill_(0.0),
     "broadcast_to.copy_": lambda a: tf.broadcast_to(a[0], (4, 3)).copy_(tf.ones((4, 3))),
 }
@@ -45,6 +44,44 @@ def test_indexing_views_write_through():
     a[0][1] = 5.0  # a view of a view
     a[1, ::2].mul_(2.0)
     np.testing.assert_array_equal(a.numpy(), [[0, 5, 0], [6, 4, 12]])
+
+
+def test_reshape_views_write_through():
+    """A reshape is a view in NumPy (of a contiguous array) and PyTorch (``view``): writes to
+    it reach the base, here too (before, they were refused)."""
+    a = T(np.arange(6.0).reshape(2, 3))
+    v = a.view(6)
+    v += 1.0
+    a.reshape(3, 2).mul_(2.0)
+    r = a.reshape(-1)[1:]  # a view of a view
+    r[0] = -1.0
+    np.testing.assert_array_equal(a.numpy(), [[2, -1, 6], [8, 10, 12]])
+    s = T(np.array([3.0])).reshape(())  # the arrays the array API test suite draws
+    s[()] = 4.0
+    assert s.item() == 4.0
+
+
+@pytest.mark.parametrize("mode", ["eager", "tape", "grad", "jit(grad)", "grad(jit)"])
+def test_reshape_write_through_is_differentiated(mode):
+    def f(x):
+        y = x * 1.0
+        m = y.reshape(2, 2)
+        m[0] *= 3.0  # through the reshape of y
+        return tf.sum(y * y)
+
+    x0 = np.array([1.0, 2.0, 3.0, 4.0])
+    want = np.array([18.0, 36.0, 6.0, 8.0])
+    if mode == "eager":
+        assert f(T(x0)).item() == 9 + 36 + 9 + 16
+        return
+    if mode == "tape":
+        x = T(x0, requires_grad=True)
+        f(x).backward()
+        g = x.grad
+    else:
+        g = {"grad": tf.grad(f), "jit(grad)": tf.jit(tf.grad(f)),
+             "grad(jit)": tf.grad(tf.jit(f))}[mode](T(x0))
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-14)
 
 
 @pytest.mark.parametrize("mode", ["eager", "tape", "grad", "jit(grad)", "grad(jit)"])

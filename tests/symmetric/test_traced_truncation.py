@@ -113,13 +113,13 @@ def test_ties_across_sectors_break_like_eager():
 def test_truncated_graph_saves_loads_and_differentiates(tmp_path):
     x = _x("U1")
     f = _loss(dict(max_rank=3))
-    tf.trace(f, x).save(tmp_path / "trunc.tfg")
+    tf.make_graph(f, x).save(tmp_path / "trunc.tfg")
     loaded = tf.load(tmp_path / "trunc.tfg")
     assert_close(loaded(x).numpy(), f(x).numpy())
     _same(tf.grad(loaded)(x), tf.grad(f)(x))
     # a graph returning the truncated factors: a symmetric tensor whose legs have the
     # run-time sector sizes of this input (sectors that keep nothing dropped), as eager
-    tf.trace(lambda a: S.svd(a, 2, max_rank=1).S, x).save(tmp_path / "s.tfg")
+    tf.make_graph(lambda a: S.svd(a, 2, max_rank=1).S, x).save(tmp_path / "s.tfg")
     got = tf.load(tmp_path / "s.tfg")(x)
     want = S.svd(x, 2, max_rank=1).S
     assert isinstance(got, S.SymmetricTensor)
@@ -128,6 +128,6 @@ def test_truncated_graph_saves_loads_and_differentiates(tmp_path):
 
 def test_saved_symmetric_results_keep_legs_and_charge(tmp_path):
     x = _x("U1xZ2")
-    tf.trace(lambda a: S.svd(a, 1, max_rank=2).U, x).save(tmp_path / "u.tfg")
+    tf.make_graph(lambda a: S.svd(a, 1, max_rank=2).U, x).save(tmp_path / "u.tfg")
     got = tf.load(tmp_path / "u.tfg")(x)
     _same(got, S.svd(x, 1, max_rank=2).U)

@@ -70,7 +70,7 @@ def test_custom_vjp_with_symmetric_argument_and_result():
 def test_saved_graph_runs_and_differentiates_like_eager(tmp_path):
     x = _x()
     e = _env(x)
-    graph = tf.trace(model, x, e)
+    graph = tf.make_graph(model, x, e)
     path = tmp_path / "sym.tfg"
     graph.save(path)
     loaded = tf.load(path)
@@ -82,7 +82,7 @@ def test_saved_graph_runs_and_differentiates_like_eager(tmp_path):
     for k in want.blocks:
         assert_close(g_loaded.blocks[k].numpy(), want.blocks[k].numpy())
     f2 = lambda a, b: S.tensordot(a, b, ([2], [0]))  # noqa: E731
-    tf.trace(f2, x, e).save(tmp_path / "sym2.tfg")
+    tf.make_graph(f2, x, e).save(tmp_path / "sym2.tfg")
     out = tf.load(tmp_path / "sym2.tfg")(x, e)
     ref = f2(x, e)
     assert isinstance(out, S.SymmetricTensor) and out.legs == ref.legs

@@ -25,7 +25,7 @@ def example():
 
 
 def test_listing_is_readable_ssa():
-    g = tf.trace(model, tf.ShapeDtype((3, 4)), tf.ShapeDtype((4, 2)))
+    g = tf.make_graph(model, tf.ShapeDtype((3, 4)), tf.ShapeDtype((4, 2)))
     text = str(g)
     lines = text.splitlines()
     assert lines[0] == "graph model(%in0:f64[3,4], %in1:f64[4,2]) {"
@@ -39,7 +39,7 @@ def test_listing_is_readable_ssa():
 
 
 def test_dot_and_summary():
-    g = tf.trace(model, tf.ShapeDtype((3, 4)), tf.ShapeDtype((4, 2)))
+    g = tf.make_graph(model, tf.ShapeDtype((3, 4)), tf.ShapeDtype((4, 2)))
     dot = g.to_dot()
     assert dot.startswith('digraph "model"') and dot.count("->") >= g.num_nodes
     s = g.summary()
@@ -51,7 +51,7 @@ def test_dot_and_summary():
 
 def test_save_load_runs_rejits_and_differentiates(tmp_path):
     x, w = example()
-    g = tf.trace(model, x, w)
+    g = tf.make_graph(model, x, w)
     g.save(tmp_path / "m.tfg")
     h = tf.load(tmp_path / "m.tfg")
     assert str(h).splitlines()[1:] == str(g).splitlines()[1:]
@@ -63,7 +63,7 @@ def test_save_load_runs_rejits_and_differentiates(tmp_path):
     g_ref = tf.grad(lambda a: model(a, w)["loss"])(x)
     np.testing.assert_allclose(g_loaded.numpy(), g_ref.numpy(), rtol=1e-14)
     # a gradient graph saves and loads too
-    gg = tf.trace(tf.grad(lambda a, b: model(a, b)["loss"], argnums=(0, 1)), x, w)
+    gg = tf.make_graph(tf.grad(lambda a, b: model(a, b)["loss"], argnums=(0, 1)), x, w)
     gg.save(tmp_path / "grad.tfg")
     ga, gb = tf.load(tmp_path / "grad.tfg")(x, w)
     np.testing.assert_allclose(ga.numpy(), g_ref.numpy(), rtol=1e-14)
@@ -71,7 +71,7 @@ def test_save_load_runs_rejits_and_differentiates(tmp_path):
 
 def test_constants_are_stored_as_arrays(tmp_path):
     A = T(np.arange(6.0).reshape(2, 3))
-    g = tf.trace(lambda x: x @ A, tf.ShapeDtype((4, 2)))
+    g = tf.make_graph(lambda x: x @ A, tf.ShapeDtype((4, 2)))
     g.save(tmp_path / "c.tfg")
     with zipfile.ZipFile(tmp_path / "c.tfg") as z:
         names = z.namelist()
@@ -83,7 +83,7 @@ def test_constants_are_stored_as_arrays(tmp_path):
 def test_version_1_files_still_load(tmp_path):
     """Version 2 added custom-rule calls; a version-1 file (no ``calls``) loads as before."""
     A = T(np.arange(6.0).reshape(2, 3))
-    g = tf.trace(lambda x: tf.sin(x @ A), tf.ShapeDtype((4, 2)))
+    g = tf.make_graph(lambda x: tf.sin(x @ A), tf.ShapeDtype((4, 2)))
     g.save(tmp_path / "v2.tfg")
 
     def as_v1(doc):
@@ -108,7 +108,7 @@ def _rewrite(src, dst, edit):
 def test_newer_version_unknown_primitive_and_corruption(tmp_path):
     x, w = example()
     src = tmp_path / "m.tfg"
-    tf.trace(model, x, w).save(src)
+    tf.make_graph(model, x, w).save(src)
 
     _rewrite(src, tmp_path / "new.tfg", lambda d: d.update(version=99))
     with pytest.raises(GraphError, match="version 99, newer"):

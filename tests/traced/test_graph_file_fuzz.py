@@ -69,11 +69,11 @@ def _sources(rng):
     m = [T(rng.standard_normal(s)) for s in ((3, 4), (4, 5), (5, 2))]
     A, B = T(rng.standard_normal((4, 3))), T(rng.standard_normal((3,)))
     return {
-        "chain": tf.trace(_chain, m[0]),
-        "einsum": tf.trace(lambda x, y, z: tf.einsum("ij,jk,kl->il", x, y, z), *m),
-        "svd": tf.trace(_svd, a),
-        "consts": tf.trace(lambda x: (x @ A + B, tf.sum(x)), m[0]),
-        "custom": tf.trace(tf.grad(_custom), m[0]),
+        "chain": tf.make_graph(_chain, m[0]),
+        "einsum": tf.make_graph(lambda x, y, z: tf.einsum("ij,jk,kl->il", x, y, z), *m),
+        "svd": tf.make_graph(_svd, a),
+        "consts": tf.make_graph(lambda x: (x @ A + B, tf.sum(x)), m[0]),
+        "custom": tf.make_graph(tf.grad(_custom), m[0]),
     }
 
 

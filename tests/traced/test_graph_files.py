@@ -477,7 +477,7 @@ def test_unexpected_missing_and_mismatched_entries(tmp_path):
 
 def test_bytes_flipped_in_constants_are_caught_by_the_zip_checksum(tmp_path):
     a = T(np.arange(64.0))
-    tf.trace(lambda x: x * a, a).save(tmp_path / "c.tfg")
+    tf.make_graph(lambda x: x * a, a).save(tmp_path / "c.tfg")
     data = bytearray((tmp_path / "c.tfg").read_bytes())
     with zipfile.ZipFile(tmp_path / "c.tfg") as z:
         info = z.getinfo("const_0.npy")
@@ -502,9 +502,9 @@ def test_concurrent_saves_and_loads_do_not_mix_graphs(tmp_path, rng):
         a = T(rng.standard_normal((n, 2)) @ rng.standard_normal((2, n + 1)))
         if i % 2:
             w = T(rng.standard_normal((n, n + 1)))
-            jobs.append((tf.trace(lambda x, w=w: (tf.sin(x) * w, tf.sum(x @ w.T)), a), (a,)))
+            jobs.append((tf.make_graph(lambda x, w=w: (tf.sin(x) * w, tf.sum(x @ w.T)), a), (a,)))
         else:
-            jobs.append((tf.trace(_svd_fn, a), (a,)))
+            jobs.append((tf.make_graph(_svd_fn, a), (a,)))
     errors = []
 
     def work(k):
@@ -544,7 +544,7 @@ def test_save_refuses_what_load_would_refuse(tmp_path):
     tree = (T(np.ones(2)),)
     for _ in range(serialize.MAX_TREE_DEPTH + 1):
         tree = (tree,)
-    g = tf.trace(lambda t: tf.sin(tree_leaves(t)[0]), tree)
+    g = tf.make_graph(lambda t: tf.sin(tree_leaves(t)[0]), tree)
     with pytest.raises(GraphError, match="nests deeper than 64"):
         g.save(tmp_path / "deep.tfg")
 

@@ -128,7 +128,7 @@ def test_random_numbers_inside_traced_code_are_refused():
 
 
 def test_trace_with_shape_dtype_and_example_arrays():
-    g = tf.trace(lambda a, b: a @ b, tf.ShapeDtype((2, 3)), np.ones((3, 4)))
+    g = tf.make_graph(lambda a, b: a @ b, tf.ShapeDtype((2, 3)), np.ones((3, 4)))
     assert [tuple(a.shape) for a in g.in_avals] == [(2, 3), (3, 4)]
     out = g(T(np.ones((2, 3))), T(np.ones((3, 4))))
     np.testing.assert_array_equal(out.numpy(), np.full((2, 4), 3.0))

@@ -14,7 +14,7 @@ SD = tf.ShapeDtype
 
 
 def raw(f, *shapes):
-    return tf.trace(f, *[SD(s) for s in shapes], optimize=False)
+    return tf.make_graph(f, *[SD(s) for s in shapes], optimize=False)
 
 
 def count(program, name=None):
@@ -137,14 +137,14 @@ def test_passes_never_change_results(steps, seed):
     f = build(steps, const)
     x, y = T(rng.standard_normal((3, 4)) * 0.5), T(rng.standard_normal((3, 4)) * 0.5)
     ref = f(x, y)
-    g0 = tf.trace(f, x, y, optimize=False)
+    g0 = tf.make_graph(f, x, y, optimize=False)
     for p in (dce, cse, const_fold, fold_shapes, optimize):
         g = tf.Graph(p(g0.program), g0.in_tree, g0.out_tree)
         assert g.num_nodes <= g0.num_nodes
         for a, b in zip(g(x, y), ref):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-14, atol=1e-14)
     # and gradients through the optimised graph
-    gopt = tf.trace(f, x, y)
+    gopt = tf.make_graph(f, x, y)
     ga = tf.grad(lambda a, b: tf.sum(gopt(a, b)[0] * gopt(a, b)[1]), argnums=(0, 1))(x, y)
     gb = tf.grad(lambda a, b: tf.sum(f(a, b)[0] * f(a, b)[1]), argnums=(0, 1))(x, y)
     for a, b in zip(ga, gb):

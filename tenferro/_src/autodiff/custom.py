@@ -24,7 +24,7 @@ What each mode does with the rule (every mode uses it; none differentiates ``f``
   its transpose is the JVP it implies). A ``bwd`` that is not linear (clipping, a
   straight-through estimator) cannot give a forward derivative: that raises and suggests
   ``custom_jvp``;
-* staging (``jit``/``trace``): one call equation holding the function and its rule as
+* staging (``jit``/``make_graph``): one call equation holding the function and its rule as
   sub-programs, saved and loaded with the graph.
 
 The rules run through ``bind`` one level down, so they are themselves differentiable (grad of

@@ -18,7 +18,7 @@ so the backward pass is then a multiplication, with no second round. Tasks are p
 of (plan, slice numbers, operands): a task Dask reruns after losing a worker contributes once,
 because each slice number belongs to exactly one group and each group to one leaf of the sum.
 
-Only concrete (eager) values can be sent to an executor: inside ``jit``/``trace`` or forward
+Only concrete (eager) values can be sent to an executor: inside ``jit``/``make_graph`` or forward
 mode, or for second derivatives, the call raises ``ConcretizationError`` (drop ``executor=``
 there: the sequential slices are staged and differentiated like any other einsum).
 """
@@ -265,7 +265,7 @@ def _host(x) -> np.ndarray:
         raise ConcretizationError(
             f"einsum(executor=...): the operands must be concrete (eager) tensors, got a "
             f"{type(x).__name__} of shape {tuple(x.shape)} and dtype {x.dtype}: executors "
-            f"run on values, so this cannot be traced (jit/trace), differentiated in forward "
+            f"run on values, so this cannot be traced (jit/make_graph), differentiated in forward "
             f"mode (jvp/hvp) or differentiated twice. Drop executor= there; the slices then "
             f"run one after the other in any mode."
         )

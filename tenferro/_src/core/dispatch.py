@@ -1,7 +1,7 @@
 """Dispatch: the per-thread stack of traces, and ``bind``.
 
 Every operation ends in ``bind(prim, *args, **params)``. The *base* trace evaluates eagerly
-(``EvalTrace``) or, while ``tenferro.trace``/``jit`` runs, appends equations to a program
+(``EvalTrace``) or, while ``tenferro.make_graph``/``jit`` runs, appends equations to a program
 (``StagingTrace``). Transformations (reverse mode, forward mode, linearization) push traces
 above it; their values are ``Tracer``s wrapping values of the level below. ``bind`` hands the
 primitive to the highest-level trace among its arguments after lifting every argument into

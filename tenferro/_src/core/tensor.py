@@ -80,6 +80,18 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    # ------------------------------------------------------- the array API standard
+    def __array_namespace__(self, /, *, api_version: str | None = None):
+        """The array API namespace of this tensor: the ``tenferro`` module itself."""
+        return _ops.array_namespace(api_version)
+
+    def to_device(self, device, /, *, stream=None):
+        """A copy on ``device`` (the array API's ``to_device``; ``x.to(device)``), or the
+        tensor itself when it is there already. Differentiable: the cotangent travels back.
+        ``stream`` is accepted for the standard's signature; transfers are synchronous."""
+        del stream
+        return _ops.to_device(self, device)
+
     # ------------------------------------------------------------------ operators
     def __add__(self, o):
         return _ops.add(self, o)
@@ -213,6 +225,8 @@ class Tensor:
         self._inplace(lambda: _ops.divide(self, o), o)
         return self
 
+    # the other in-place operators of the array API standard: the result must keep this
+    # tensor's dtype and shape (``_assign`` checks), as the standard requires
     def __ifloordiv__(self, o):
         self._inplace(lambda: _ops.floor_divide(self, o), o)
         return self
@@ -223,6 +237,10 @@ class Tensor:
 
     def __ipow__(self, o):
         self._inplace(lambda: _ops.power(self, o), o)
+        return self
+
+    def __imatmul__(self, o):
+        self._inplace(lambda: _ops.matmul(self, o), o)
         return self
 
     def __iand__(self, o):
@@ -284,7 +302,7 @@ class Tensor:
     def copy_(self, src):
         """In place: take the values of ``src`` (cast and broadcast to this tensor); the
         gradient flows to ``src``."""
-        self._inplace(lambda: _ops.broadcast_to(_ops.astype(src, self.dtype), self.shape), src)
+        self._inplace(lambda: _ops.broadcast_to(_ops.cast(src, self.dtype), self.shape), src)
         return self
 
     def clamp_(self, min=None, max=None):
@@ -314,19 +332,23 @@ class Tensor:
     def _update(self, new):
         """Every in-place operation ends here. Tensors are values, they share no memory, so
         views are emulated where it is sound: a basic-indexing result (``x[0]``, ``x[1:, 2]``)
-        remembers its base and index, and updating it writes through (``x[0].zero_()``,
-        ``row = x[0]; row += 1`` change ``x``, as in NumPy and PyTorch). The results of other
-        view-like operations (reshape, transpose, broadcast_to, diagonal, real/imag, detach)
-        refuse in-place updates rather than silently not changing their base. (When such an
-        operation changes nothing it returns the tensor itself, which updates normally.)"""
+        and a reshape remember their base, and updating them writes through (``x[0].zero_()``,
+        ``row = x[0]; row += 1``, ``y = x.reshape(-1); y[0] = 5`` change ``x``, as in NumPy and
+        PyTorch). The results of other view-like operations (transpose, broadcast_to,
+        diagonal, real/imag, detach) refuse in-place updates rather than silently not changing
+        their base. (When such an operation changes nothing it returns the tensor itself,
+        which updates normally.)"""
         what = getattr(self, "_view_of", None)
         if type(what) is DataView:
             what.base._set_data(new)
             self._assign(_ops.stop_gradient(new))
             return
-        if type(what) is tuple:  # an index view: (base, index), see ``index_view``
+        if type(what) is tuple:  # an index view (base, index) or a reshape (base, RESHAPED)
             base, index = what
-            base._update(_ops.setitem(base, index, new))  # views of views: recursive
+            if index is RESHAPED:
+                base._update(_ops.reshape(new, base.shape))
+            else:
+                base._update(_ops.setitem(base, index, new))  # views of views: recursive
             self._assign(new)
             return
         if what is not None:
@@ -671,9 +693,10 @@ class Tensor:
 
     clamp = clip
 
-    def astype(self, dtype):
-        """Cast to ``dtype`` (differentiable between float and complex types)."""
-        return _ops.astype(self, dtype)
+    def astype(self, dtype, *, copy: bool = True):
+        """Cast to ``dtype`` (differentiable between float and complex types); a new tensor
+        unless ``copy=False`` and the dtype is already ``dtype`` (NumPy's ``astype``)."""
+        return _ops.astype(self, dtype, copy=copy)
 
     # PyTorch's dtype casts. (Python's ``float(x)``/``int(x)``/``bool(x)`` of a one-element
     # tensor are ``__float__``/``__int__``/``__bool__``, not these methods.)
@@ -695,15 +718,15 @@ class Tensor:
 
     def bool(self):
         """Cast to bool (nonzero is True)."""
-        return _ops.astype(self, np.dtype("bool"))
+        return _ops.cast(self, np.dtype("bool"))
 
     def cdouble(self):
         """Cast to complex128."""
-        return _ops.astype(self, np.dtype("complex128"))
+        return _ops.cast(self, np.dtype("complex128"))
 
     def cfloat(self):
         """Cast to complex64."""
-        return _ops.astype(self, np.dtype("complex64"))
+        return _ops.cast(self, np.dtype("complex64"))
 
     def to(self, *args, dtype=None, device=None):
         """``to(device)``, ``to(dtype)``, or both. Device transfers are differentiable."""
@@ -714,7 +737,7 @@ class Tensor:
                 dtype = a
         out = self
         if dtype is not None:
-            out = _ops.astype(out, dtype)
+            out = _ops.cast(out, dtype)
         if device is not None:
             out = _ops.to_device(out, device)
         return out
@@ -789,7 +812,7 @@ def _real_cast(x, name, dtype):
             f"{name}(): casting complex {x.dtype} to {dtype} would drop the imaginary part; "
             f"take x.real (or x.abs()) first."
         )
-    return _ops.astype(x, np.dtype(dtype))
+    return _ops.cast(x, np.dtype(dtype))
 
 
 class MaxMin(tuple):
@@ -846,6 +869,10 @@ class Size(int):
                 f"{-len(self._shape)}..{len(self._shape) - 1}."
             )
         return self._shape[dim]
+
+
+RESHAPED = object()
+"""The index of a reshape's view mark ``(base, RESHAPED)`` (see ``Tensor._update``)."""
 
 
 def index_view(out, base, index):

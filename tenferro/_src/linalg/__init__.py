@@ -1,6 +1,7 @@
 """Implementation of ``tenferro.linalg`` (its docstring is the user documentation)."""
 
-from . import dense, gauge, krylov, matfuncs, nonhermitian, operator, partial_svd
+from . import array_api, dense, gauge, krylov, matfuncs, nonhermitian, operator, partial_svd
+from .array_api import *  # noqa: F403
 from .dense import *  # noqa: F403
 from .gauge import *  # noqa: F403
 from .krylov import *  # noqa: F403
@@ -9,6 +10,5 @@ from .nonhermitian import *  # noqa: F403
 from .operator import *  # noqa: F403
 from .partial_svd import *  # noqa: F403
 
-__all__ = sorted(set(dense.__all__) | set(gauge.__all__) | set(krylov.__all__)
-                 | set(matfuncs.__all__) | set(nonhermitian.__all__) | set(operator.__all__)
-                 | set(partial_svd.__all__))
+__all__ = sorted(set().union(*(m.__all__ for m in (array_api, dense, gauge, krylov, matfuncs,
+                                                    nonhermitian, operator, partial_svd))))

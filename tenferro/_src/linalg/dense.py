@@ -314,20 +314,25 @@ def svdvals(a, eps: float | None = None) -> Tensor:
     return bind(P.svdvals_p, a, eps=_eps(eps, a.dtype))
 
 
-def matrix_rank(a, rtol: float | None = None) -> Tensor:
-    """Number of singular values above ``rtol * S_max`` (default max(m, n) * machine eps).
-    A matrix with NaN or inf entries has no rank: ``LinAlgError``, as NumPy (under ``jit``
-    when the graph runs), never a count of 0."""
+def matrix_rank(a, rtol=None) -> Tensor:
+    """Number of singular values above ``rtol * S_max`` (default max(m, n) * machine eps;
+    ``rtol`` a number or a tensor broadcasting against the stack of matrices). A matrix with
+    NaN or inf entries has no rank: ``LinAlgError``, as NumPy (under ``jit`` when the graph
+    runs), never a count of 0."""
     a = _matrix("matrix_rank", a)
     s = stop_gradient(svdvals(a))
     tol = _rtol(rtol, a) * max(s, -1, keepdims=True) if s.shape[-1] else s
     return sum(astype(s > tol, np.int64), -1)
 
 
-def _rtol(rtol, a) -> float:
-    if rtol is not None:
-        return float(rtol)
-    return builtins.max(a.shape[-2:]) * float(np.finfo(a.dtype).eps)
+def _rtol(rtol, a):
+    """The relative tolerance: a number, or (a tensor ``rtol`` broadcasting against the
+    stack ``a[..., 0, 0]``, as the array API standard allows) a tensor of shape (..., 1)."""
+    if rtol is None:
+        return builtins.max(a.shape[-2:]) * float(np.finfo(a.dtype).eps)
+    if isinstance(rtol, Tensor) or np.ndim(rtol) > 0:
+        return expand_dims(stop_gradient(tensor_of(rtol)), -1)
+    return float(rtol)
 
 
 # ---------------------------------------------------------------------------- QR
@@ -439,7 +444,7 @@ def slogdet(a) -> SlogdetResult:
     return SlogdetResult(sign, logabs)
 
 
-def pinv(a, rtol: float | None = None, hermitian: bool = False) -> Tensor:
+def pinv(a, rtol=None, hermitian: bool = False) -> Tensor:
     """Moore-Penrose pseudo-inverse through the SVD (or ``eigh`` with ``hermitian=True``).
 
     Singular values at or below ``rtol * S_max`` (default max(m, n) * machine eps) are treated

@@ -13,7 +13,8 @@ from .. import ops
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
 from ..errors import ShapeError
-from ..ops import astype, broadcast_to, expand_dims, eye, matmul, tensor_of
+from ..ops import broadcast_to, expand_dims, eye, matmul, tensor_of
+from ..ops._base import astype
 from .dense import _matrix, _mH, eigh, inv
 
 __all__ = ["expm", "funm", "logm", "matrix_power", "powm", "sqrtm"]

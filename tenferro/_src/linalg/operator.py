@@ -6,7 +6,7 @@ close over tensors that are being differentiated (an MPO environment, a transfer
 from a site tensor, a matrix that ``requires_grad``): gradients reach them.
 
 How gradients reach closed-over tensors (closure conversion). At construction the operator
-stages ``matvec`` once on an abstract vector (``tenferro.trace`` machinery, on a fresh base, so
+stages ``matvec`` once on an abstract vector (``tenferro.make_graph`` machinery, on a fresh base, so
 nothing is computed). Every tensor the function reads that carries a derivative -- a tensor
 that requires grad on the eager tape, or a tracer of an enclosing ``grad``/``vjp``/``jvp``/
 ``jit`` -- becomes an explicit *parameter* of the operator; every other value stays a constant
@@ -39,8 +39,8 @@ from ..errors import ConcretizationError, DTypeError, GraphError, NonLinearError
 from ..ir.eval import eval_program
 from ..ir.program import Program, Var
 from ..ir.transpose import transpose_program
-from ..ops import astype, conj, imag, matmul, real, reshape, stack, swapaxes, tensor_of
-from ..ops._base import to_inexact
+from ..ops import conj, imag, matmul, real, reshape, stack, swapaxes, tensor_of
+from ..ops._base import astype, to_inexact  # the library's cast (no copy)
 from ..traced.staging import StagingTrace
 
 __all__ = ["LinearOperator"]

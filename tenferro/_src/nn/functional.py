@@ -37,7 +37,7 @@ def _t(x) -> Tensor:
 
 def _float(x) -> Tensor:
     x = _t(x)
-    return x if x.dtype.kind in "fc" else ops.astype(x, float64)
+    return x if x.dtype.kind in "fc" else ops.cast(x, float64)
 
 
 _LEAST = {"padding": 0}  # window sizes, strides and dilations are at least 1
@@ -90,7 +90,7 @@ def _same_dtype(op, *xs):
     dt = np.result_type(*[x.dtype for x in ts])
     if dt.kind not in "fc":
         dt = np.dtype(np.float64)
-    return [None if x is None else ops.astype(x, dt) for x in xs]
+    return [None if x is None else ops.cast(x, dt) for x in xs]
 
 
 # ------------------------------------------------------------------- linear, activations
@@ -173,13 +173,13 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 def softmax(input, dim: int | None = None, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (required). Smooth."""
-    x = _float(input) if dtype is None else ops.astype(_t(input), dtype)
+    x = _float(input) if dtype is None else ops.cast(_t(input), dtype)
     return ops.softmax(x, _need_dim(dim, "softmax"))
 
 
 def log_softmax(input, dim: int | None = None, dtype=None) -> Tensor:
     """x - logsumexp(x) along ``dim`` (required), computed stably. Smooth."""
-    x = _float(input) if dtype is None else ops.astype(_t(input), dtype)
+    x = _float(input) if dtype is None else ops.cast(_t(input), dtype)
     return ops.log_softmax(x, _need_dim(dim, "log_softmax"))
 
 
@@ -211,7 +211,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
             "dropout: the random mask would be frozen into the traced graph; call it with "
             "training=False inside jit, or draw the mask outside (tenferro.rand) and multiply."
         ) from e
-    keep = ops.astype(u >= p, x.dtype) * (1.0 / (1.0 - p))
+    keep = ops.cast(u >= p, x.dtype) * (1.0 / (1.0 - p))
     return _inplace(x, lambda: x * keep, inplace)
 
 
@@ -248,7 +248,7 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
         num_classes = int(ops.max(idx).item()) + 1 if idx.size else 0
     idx = checked_index("one_hot", idx, num_classes, wrap=False, what="class index")
     classes = ops.arange(num_classes, device=idx.device)
-    return ops.astype(ops.expand_dims(idx, -1) == classes, int64)
+    return ops.cast(ops.expand_dims(idx, -1) == classes, int64)
 
 
 # --------------------------------------------------------------------------- losses
@@ -350,7 +350,7 @@ def _nll_loss(op, input, target, weight, ignore_index, reduction) -> Tensor:
     ignored = tf_ == ignore_index
     safe = _checked_targets(op, ops.where(ignored, 0, tf_), c, ignore_index)
     picked = _gather(ops.reshape(flat, (-1,)), ops.arange(m, device=x.device) * c + safe)
-    w = ops.astype(ops.logical_not(ignored), flat.dtype)
+    w = ops.cast(ops.logical_not(ignored), flat.dtype)
     if weight is not None:
         w = w * _gather(_class_weights(op, weight, c, flat.dtype), safe)
     loss = -(picked * w)
@@ -378,7 +378,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     logp = ops.log_softmax(x, cdim)
     wshape = [1] * x.ndim
     wshape[cdim] = n_classes
-    w = None if weight is None else ops.reshape(ops.astype(_t(weight), x.dtype), wshape)
+    w = None if weight is None else ops.reshape(ops.cast(_t(weight), x.dtype), wshape)
     if t.dtype.kind in "fc":  # class probabilities
         if tuple(t.shape) != tuple(x.shape):
             raise ShapeError(f"cross_entropy: a probability target must have the input's shape "
@@ -398,7 +398,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     smooth = ops.where(ignored, 0.0, smooth)
     if reduction == "mean":
         if weight is None:
-            denom = ops.sum(ops.astype(ops.logical_not(ignored), x.dtype))
+            denom = ops.sum(ops.cast(ops.logical_not(ignored), x.dtype))
         else:
             safe = _checked_targets("cross_entropy", ops.where(ignored, 0, t), n_classes,
                                     ignore_index)
@@ -444,7 +444,7 @@ def binary_cross_entropy(input, target, weight=None, reduction: str = "mean") ->
     PyTorch); under ``jit``/``vmap``, where they are not, the loss of such an entry is NaN
     rather than a finite (negative) number."""
     x = _float(input)
-    t = ops.astype(_t(target), x.dtype)
+    t = ops.cast(_t(target), x.dtype)
     if tuple(t.shape) != tuple(x.shape):
         raise ShapeError(f"binary_cross_entropy: target {t.shape} must have the input's shape "
                          f"{x.shape}.")
@@ -469,7 +469,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction: str 
     """Binary cross entropy of sigmoid(x), computed stably as (1 - t) x + (1 + (w_p - 1) t)
     softplus(-x) (``pos_weight`` w_p weighs the positive term). Smooth."""
     x = _float(input)
-    t = ops.astype(_t(target), x.dtype)
+    t = ops.cast(_t(target), x.dtype)
     if tuple(t.shape) != tuple(x.shape):
         raise ShapeError(f"binary_cross_entropy_with_logits: target {t.shape} must have the "
                          f"input's shape {x.shape}.")

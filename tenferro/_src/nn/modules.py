@@ -293,7 +293,7 @@ class Module:
                 if tuple(v.shape) != tuple(t.shape):
                     raise ShapeError(f"load_state_dict: {k!r} has shape {tuple(v.shape)} in the "
                                      f"state dict but {tuple(t.shape)} in the module.")
-                t.copy_(ops.astype(v, t.dtype))
+                t.copy_(ops.cast(v, t.dtype))
         return _IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------- modes
@@ -335,7 +335,7 @@ class Module:
         def conv(t):
             out = t.detach().clone()
             if dtype is not None and out.dtype.kind in "fc":
-                out = ops.astype(out, dtype)
+                out = ops.cast(out, dtype)
             if device is not None:
                 out = out.to(device)
             return out
@@ -504,7 +504,7 @@ class ModuleDict(Module):
 
 # --------------------------------------------------------------------------- layers
 def _uniform(shape, bound, dtype):
-    return (ops.rand(*shape, dtype=float64) * (2 * bound) - bound).astype(dtype)
+    return (ops.rand(*shape, dtype=float64) * (2 * bound) - bound).astype(dtype, copy=False)
 
 
 def _dtype(dtype):

@@ -11,7 +11,8 @@ import sys
 
 from ..core import tensor as _tensor_mod
 from . import numpy_protocols  # noqa: F401  (sets Tensor's NumPy protocols)
-from ._base import astype, broadcast_shapes, broadcast_to, tensor_of
+from ._base import astype as cast  # the library's cast (no copy); tenferro.astype copies
+from ._base import broadcast_shapes, broadcast_to, tensor_of
 from .arrange import (
     append,
     array_split,
@@ -34,12 +35,15 @@ from .arrange import (
 from .creation import (
     arange,
     asarray,
+    empty,
+    empty_like,
     eye,
     full,
     full_like,
     get_rng_state,
     linspace,
     manual_seed,
+    meshgrid,
     normal,
     ones,
     ones_like,
@@ -53,6 +57,7 @@ from .creation import (
 )
 from .differences import diff, gradient
 from .dlpack import from_dlpack
+from .dtype_functions import can_cast, finfo, iinfo, isdtype, result_type
 from .elementwise import (
     abs,
     abs2,
@@ -76,6 +81,7 @@ from .elementwise import (
     clamp,
     clip,
     conj,
+    copysign,
     cos,
     cosh,
     divide,
@@ -91,6 +97,7 @@ from .elementwise import (
     imag,
     invert,
     isfinite,
+    isinf,
     isnan,
     left_shift,
     less,
@@ -102,12 +109,15 @@ from .elementwise import (
     logical_and,
     logical_not,
     logical_or,
+    logical_xor,
     maximum,
     minimum,
     mod,
     multiply,
     negative,
+    nextafter,
     not_equal,
+    positive,
     power,
     real,
     reciprocal,
@@ -117,6 +127,7 @@ from .elementwise import (
     rsqrt,
     sigmoid,
     sign,
+    signbit,
     sin,
     sinh,
     softplus,
@@ -129,7 +140,8 @@ from .elementwise import (
     where,
 )
 from .indexing import _At, getitem, index_add, scatter_add, setitem, take
-from .misc import copy, stop_gradient, to_device
+from .misc import astype, copy, stop_gradient, to_device
+from .namespace import array_namespace  # Tensor.__array_namespace__ (not public)
 from .numpy_math import (
     cross,
     deg2rad,
@@ -147,13 +159,17 @@ from .numpy_math import (
     sinc,
 )
 from .padding import pad
-from .products import dot, inner, kron, matmul, outer, tensordot, vdot
+from .products import dot, inner, kron, matmul, outer, tensordot, vdot, vecdot
 from .reductions import (
+    all,
     amax,
     amin,
+    any,
     argmax,
     argmin,
     cumsum,
+    cumulative_prod,
+    cumulative_sum,
     log_softmax,
     logsumexp,
     matrix_trace,
@@ -166,8 +182,11 @@ from .reductions import (
     sum,
     var,
 )
+from .searching import count_nonzero, nonzero, searchsorted
+from .sets import unique_all, unique_counts, unique_inverse, unique_values
 from .shape import (
     atleast_1d,
+    broadcast_arrays,
     concat,
     concatenate,
     diag,
@@ -175,6 +194,7 @@ from .shape import (
     diagonal,
     expand_dims,
     flip,
+    matrix_transpose,
     moveaxis,
     permute_dims,
     ravel,
@@ -186,6 +206,7 @@ from .shape import (
     transpose,
     tril,
     triu,
+    unstack,
 )
 from .sorting import argsort, partition, sort, take_along_axis
 from .torch_spellings import __all__ as _torch_spellings
@@ -240,9 +261,11 @@ __all__ = [
     "acos",
     "acosh",
     "add",
+    "all",
     "amax",
     "amin",
     "angle",
+    "any",
     "append",
     "arange",
     "arccos",
@@ -273,8 +296,10 @@ __all__ = [
     "bitwise_or",
     "bitwise_right_shift",
     "bitwise_xor",
+    "broadcast_arrays",
     "broadcast_shapes",
     "broadcast_to",
+    "can_cast",
     "ceil",
     "clamp",
     "clip",
@@ -284,10 +309,14 @@ __all__ = [
     "conj",
     "conjugate",
     "copy",
+    "copysign",
     "cos",
     "cosh",
+    "count_nonzero",
     "cross",
     "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
     "deg2rad",
     "degrees",
     "diag",
@@ -299,6 +328,8 @@ __all__ = [
     "dot",
     "dsplit",
     "dstack",
+    "empty",
+    "empty_like",
     "equal",
     "exp",
     "exp2",
@@ -306,6 +337,7 @@ __all__ = [
     "expm1",
     "eye",
     "fabs",
+    "finfo",
     "flip",
     "fliplr",
     "flipud",
@@ -324,11 +356,14 @@ __all__ = [
     "hsplit",
     "hstack",
     "hypot",
+    "iinfo",
     "imag",
     "index_add",
     "inner",
     "invert",
+    "isdtype",
     "isfinite",
+    "isinf",
     "isnan",
     "kron",
     "left_shift",
@@ -345,13 +380,16 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "logical_xor",
     "logsumexp",
     "manual_seed",
     "matmul",
     "matrix_trace",
+    "matrix_transpose",
     "max",
     "maximum",
     "mean",
+    "meshgrid",
     "min",
     "minimum",
     "mod",
@@ -361,6 +399,8 @@ __all__ = [
     "nan_to_num",
     "neg",
     "negative",
+    "nextafter",
+    "nonzero",
     "normal",
     "not_equal",
     "ones",
@@ -370,6 +410,7 @@ __all__ = [
     "partition",
     "permute",
     "permute_dims",
+    "positive",
     "pow",
     "power",
     "prod",
@@ -384,15 +425,18 @@ __all__ = [
     "repeat",
     "reshape",
     "right_shift",
+    "result_type",
     "roll",
     "rot90",
     "round",
     "rsqrt",
     "scatter_add",
+    "searchsorted",
     "select",
     "set_rng_state",
     "sigmoid",
     "sign",
+    "signbit",
     "sin",
     "sinc",
     "sinh",
@@ -424,8 +468,14 @@ __all__ = [
     "true_divide",
     "trunc",
     "uniform",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
+    "unstack",
     "var",
     "vdot",
+    "vecdot",
     "vsplit",
     "vstack",
     "where",

@@ -16,7 +16,7 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, _wrap, as_eager
 from ..core.tensor import Tensor, mark_view
-from ..errors import ComplexWarning, ConcretizationError, DTypeError, ShapeError
+from ..errors import AxisError, ComplexWarning, ConcretizationError, DTypeError, ShapeError
 
 Scalar = (int, float, complex, bool, np.number, np.bool_)
 
@@ -84,9 +84,11 @@ def full(shape, value, dtype, device=None) -> Tensor:
 
 
 def astype(x, dtype) -> Tensor:
-    """Cast to ``dtype``. Complex -> real keeps the real part and warns (``ComplexWarning``,
-    as NumPy and PyTorch): take ``x.real`` first to drop the imaginary part on purpose.
-    Complex -> bool is ``x != 0`` (both parts count, as NumPy)."""
+    """Cast to ``dtype``; ``x`` itself when it has that dtype already. Complex -> real keeps
+    the real part and warns (``ComplexWarning``, as NumPy and PyTorch): take ``x.real`` first
+    to drop the imaginary part on purpose. Complex -> bool is ``x != 0`` (both parts count, as
+    NumPy). The library's cast; the public ``tenferro.astype`` (``ops.misc``) adds the array
+    API's ``copy``/``device``."""
     dtype = dtype if dtype.__class__ is np.dtype else dtype_arg("astype", dtype)
     x = x if isinstance(x, Tensor) else tensor_of(x)
     if x.dtype == dtype:
@@ -323,7 +325,7 @@ def normalize_axis(op: str, axis, ndim: int) -> int:
         raise ShapeError(f"{op}: axis {axis!r:.40} ({type(axis).__name__}) is not an integer; "
                          f"axes are ints (or tuples of ints) in [-{ndim}, {ndim}).") from None
     if not -ndim <= a < max(ndim, 1):
-        raise ShapeError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim}.")
+        raise AxisError(f"{op}: axis {axis} is out of range for a tensor of rank {ndim}.")
     return a % ndim if ndim else 0
 
 

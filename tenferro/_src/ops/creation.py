@@ -10,13 +10,16 @@ import numpy as np
 from chainrules import primitives as P
 from chainrules.symbolic import Sym, floordiv, sym_max
 
-from ..backends import backend_of_array, get_backend
+from ..backends import backend_of_array, canonical_device, get_backend
 from ..core.dispatch import bind, state
 from ..core.eager import EVAL_TRACE, EagerTensor, _wrap
 from ..core.tensor import Tensor
 from ..errors import DTypeError, GraphError, ShapeError, named_argument_errors
-from ._base import as_dim, astype, dtype_arg, first_tensor, tensor_of
+from ._base import as_dim, as_int, astype, broadcast_to, dtype_arg, first_tensor, tensor_of
+from .elementwise import where
 from .misc import copy, to_device
+
+_copy = copy  # asarray's keyword argument ``copy`` hides the function there
 
 float64 = np.dtype("float64")
 
@@ -56,19 +59,41 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     return t
 
 
-def asarray(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but tensors pass through. Arrays (NumPy, CuPy, anything array-like) are
-    copied, as by ``tensor`` and ``from_numpy``: a tensor never shares its buffer with the
-    caller's array, whose later writes would otherwise change values a recorded gradient
-    depends on (``from_dlpack`` is the zero-copy import). Tensors inside a list keep their
-    derivative (``asarray([x, 2 * x])``)."""
+def asarray(data, dtype=None, device=None, *, copy: bool | None = None) -> Tensor:
+    """``data`` (a tensor, an array of any backend, a scalar, or nested lists that may hold
+    tensors) as a tensor, converted to ``dtype`` and moved to ``device`` when given.
+
+    ``copy`` (the array API standard's): ``True`` always returns a new tensor; ``None`` reuses
+    a tensor that needs no conversion; ``False`` never copies and raises ``ValueError`` when a
+    conversion would need one. Host data (NumPy arrays, lists) is always copied, so ``copy=False``
+    refuses it: tenferro tensors own their buffers, and a buffer shared with a NumPy array
+    could be written by its owner after a gradient recorded its values (``from_numpy`` copies
+    too). Tensors inside a list keep their derivative (``asarray([x, 2 * x])``)."""
+    if copy is not None and not isinstance(copy, (bool, np.bool_)):
+        raise DTypeError(f"asarray: copy must be True, False or None, got {copy!r:.40}.")
     if isinstance(data, Tensor) or first_tensor(data) is not None:
         out = tensor_of(data)
+        if copy is False and out is not data:
+            raise ShapeError("asarray(copy=False): a list of tensors is stacked into a new "
+                             "tensor, which is a copy; pass copy=None.")
+        converted = out
         if dtype is not None:
             out = astype(out, dtype)
-        if device is not None and getattr(out, "device", None) != str(device):
+        if device is not None and getattr(out, "device", None) != canonical_device(device):
             out = to_device(out, device)
+        if out is not converted and copy is False:
+            raise ShapeError(f"asarray(copy=False): converting the {converted.dtype} tensor on "
+                             f"{converted.device} to dtype={dtype}, device={device} needs a "
+                             f"copy; pass copy=None.")
+        if copy and out is data:
+            out = _copy(out)
         return out
+    if copy is False:
+        raise ShapeError(
+            f"asarray(copy=False): a {type(data).__name__} cannot become a tenferro tensor "
+            f"without a copy (tensors own their buffers, so that no outside write can change a "
+            f"value a gradient was recorded with); pass copy=None or copy=True."
+        )
     if device is not None:
         backend = get_backend(device)
     elif isinstance(data, (np.ndarray, np.generic)) and state.default_device is not None:
@@ -90,21 +115,38 @@ def asarray(data, dtype=None, device=None) -> Tensor:
     return _wrap(arr, backend)
 
 
+def _fresh(arr, dtype):
+    """A copy of a host or device array that no one else holds (cast to ``dtype``)."""
+    b = backend_of_array(arr)
+    if b is None or isinstance(arr, (np.ndarray, np.generic)):
+        return np.array(arr, dtype=dtype, copy=True)
+    xp = b.xp
+    return xp.asarray(arr, copy=True) if dtype is None else xp.astype(arr, dtype, copy=True)
+
+
 def full(shape, fill_value, dtype=None, device=None) -> Tensor:
-    """A tensor of ``shape`` filled with ``fill_value`` (dtype inferred from the value as NumPy
-    does: bool, int64, float64 or complex128). A constant: no gradient."""
+    """A tensor of ``shape`` filled with ``fill_value``; without ``dtype`` the value decides it
+    (bool, int64, float64 or complex128, the default dtypes). A constant: no gradient."""
     _check_fill("full", fill_value)
-    if dtype is None:
-        dtype = np.result_type(fill_value) if not isinstance(fill_value, float) else float64
-        if isinstance(fill_value, bool):
-            dtype = np.dtype(bool)
-        elif isinstance(fill_value, int):
-            dtype = np.dtype(np.int64)
-        elif isinstance(fill_value, complex):
-            dtype = np.dtype(np.complex128)
-    dtype = _dtype_arg("full", dtype)
+    dtype = _fill_dtype(fill_value) if dtype is None else _dtype_arg("full", dtype)
     shape = checked_shape("full", shape, dtype)
     return bind(P.full_p, shape=shape, value=fill_value, dtype=dtype, device=device)
+
+
+def _fill_dtype(value) -> np.dtype:
+    """The default dtype of a fill value: a Python bool, int, float or complex gives bool,
+    int64, float64 or complex128; a NumPy scalar keeps its own."""
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(bool)
+    if isinstance(value, np.generic):
+        return value.dtype
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, int):
+        return np.dtype(np.int64)
+    if isinstance(value, complex):
+        return np.dtype(np.complex128)
+    return float64
 
 
 def _check_fill(op, value):
@@ -169,30 +211,43 @@ def checked_shape(op: str, shape, dtype) -> tuple:
     return tuple(out)
 
 
-def zeros(shape, dtype=float64, device=None) -> Tensor:
-    """A tensor of zeros (float64 by default)."""
-    return full(shape, 0, dtype, device)
+def zeros(shape, dtype=None, device=None) -> Tensor:
+    """A tensor of zeros (``dtype`` ``None``: the default floating dtype, float64)."""
+    return full(shape, 0, float64 if dtype is None else dtype, device)
 
 
-def ones(shape, dtype=float64, device=None) -> Tensor:
-    """A tensor of ones (float64 by default)."""
-    return full(shape, 1, dtype, device)
+def ones(shape, dtype=None, device=None) -> Tensor:
+    """A tensor of ones (``dtype`` ``None``: the default floating dtype, float64)."""
+    return full(shape, 1, float64 if dtype is None else dtype, device)
 
 
-def full_like(x, fill_value, dtype=None) -> Tensor:
-    """A tensor filled with ``fill_value`` with ``x``'s shape, device and (by default) dtype."""
+def empty(shape, dtype=None, device=None) -> Tensor:
+    """A tensor of ``shape`` whose values are unspecified by the standard; tenferro fills it
+    with zeros (a constant, so its values never depend on memory left behind)."""
+    return zeros(shape, dtype, device)
+
+
+def full_like(x, /, fill_value, dtype=None, device=None) -> Tensor:
+    """A tensor filled with ``fill_value`` with ``x``'s shape and (by default) dtype and
+    device."""
     x = x if isinstance(x, Tensor) else asarray(x)
-    return full(x.shape, fill_value, x.dtype if dtype is None else dtype, x.device)
+    return full(x.shape, fill_value, x.dtype if dtype is None else dtype,
+                x.device if device is None else device)
 
 
-def zeros_like(x, dtype=None) -> Tensor:
-    """Zeros with ``x``'s shape, dtype and device."""
-    return full_like(x, 0, dtype)
+def zeros_like(x, /, dtype=None, device=None) -> Tensor:
+    """Zeros with ``x``'s shape and (by default) dtype and device."""
+    return full_like(x, 0, dtype, device)
 
 
-def ones_like(x, dtype=None) -> Tensor:
-    """Ones with ``x``'s shape, dtype and device."""
-    return full_like(x, 1, dtype)
+def ones_like(x, /, dtype=None, device=None) -> Tensor:
+    """Ones with ``x``'s shape and (by default) dtype and device."""
+    return full_like(x, 1, dtype, device)
+
+
+def empty_like(x, /, dtype=None, device=None) -> Tensor:
+    """``empty`` with ``x``'s shape and (by default) dtype and device: zeros."""
+    return full_like(x, 0, dtype, device)
 
 
 @named_argument_errors("arange")
@@ -228,23 +283,72 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
 
 
 @named_argument_errors("linspace")
-def linspace(start, stop, num=50, endpoint=True, dtype=float64, device=None) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``)."""
+def linspace(start, stop, /, num=50, endpoint=True, dtype=None, device=None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``); with
+    ``endpoint`` the last value is ``stop`` exactly. ``dtype`` ``None``: float64, or complex128
+    for a complex bound. Differentiable in tensor bounds."""
+    cplx = any(isinstance(v, complex) or (isinstance(v, (Tensor, np.generic)) and
+                                          v.dtype.kind == "c") for v in (start, stop))
+    if dtype is None:  # tensor bounds keep their precision; numbers give the defaults
+        ts = [v.dtype for v in (start, stop) if isinstance(v, Tensor) and v.dtype.kind in "fc"]
+        dtype = np.result_type(*ts) if ts else np.dtype(np.complex128) if cplx else float64
+        if cplx and dtype.kind != "c":
+            dtype = np.dtype(np.complex128)
+    dtype = _dtype_arg("linspace", dtype)
     num = checked_shape("linspace", (num,), dtype)[0]
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
-    i = bind(P.iota_p, shape=(num,), dimension=0, dtype=np.dtype(dtype), device=device)
-    return i * step + start
+    step = (stop - start) / div if div > 0 else 0.0 * (stop - start)
+    # computed in double precision (complex128 for complex bounds), then cast, as NumPy
+    i = bind(P.iota_p, shape=(num,), dimension=0, dtype=float64, device=device)
+    out = i * step + start
+    if endpoint and num.__class__ is int and num > 1:
+        last = bind(P.iota_p, shape=(num,), dimension=0, dtype=np.dtype(np.int64),
+                    device=device) == num - 1
+        out = where(last, stop, out)
+    if out.dtype.kind == "c" and dtype.kind != "c":
+        raise DTypeError(f"linspace: complex bounds {start!r:.20}, {stop!r:.20} do not fit "
+                         f"dtype {dtype}.")
+    return astype(out, dtype) if out.dtype != dtype else out
 
 
-def eye(n, m=None, k=0, dtype=float64, device=None) -> Tensor:
-    """An ``n x m`` matrix with ones on diagonal ``k`` (NumPy's ``eye``)."""
-    m = n if m is None else m
+def eye(n_rows, n_cols=None, /, k=0, dtype=None, device=None) -> Tensor:
+    """An ``n_rows x n_cols`` matrix with ones on diagonal ``k`` (NumPy's ``eye``; float64 by
+    default)."""
+    n, m = n_rows, n_rows if n_cols is None else n_cols
+    dtype = float64 if dtype is None else _dtype_arg("eye", dtype)
     n, m = checked_shape("eye", (n, m), np.int64)
+    k = as_int("eye", "k", k)
+    if not -n < k < m:  # no diagonal inside the matrix (also a k beyond int64)
+        return zeros((n, m), dtype, device)
     i = bind(P.iota_p, shape=(n, m), dimension=0, dtype=np.dtype(np.int64), device=device)
     j = bind(P.iota_p, shape=(n, m), dimension=1, dtype=np.dtype(np.int64), device=device)
-
     return astype((i + k) == j, dtype)
+
+
+def meshgrid(*arrays, indexing: str = "xy") -> list:
+    """Coordinate tensors from 1-D tensors (the array API's and NumPy's ``meshgrid``):
+    ``indexing="xy"`` (Cartesian: the first two axes swapped) or ``"ij"`` (matrix). The
+    inputs must share a dtype. Linear: each output is a broadcast of one input."""
+    if not isinstance(indexing, str) or indexing not in ("xy", "ij"):
+        raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r:.20}.")
+    xs = [tensor_of(a) for a in arrays]
+    for x in xs:
+        if x.ndim != 1:
+            raise ShapeError(f"meshgrid: the inputs must be 1-D, got shape {tuple(x.shape)}.")
+    if len({x.dtype for x in xs}) > 1:
+        raise DTypeError(f"meshgrid: the inputs must share a dtype, got "
+                         f"{[x.dtype.name for x in xs]}; cast them first.")
+    n = len(xs)
+    sizes = [x.shape[0] for x in xs]
+    if indexing == "xy" and n >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, x in enumerate(xs):
+        axis = (1 if i == 0 else 0 if i == 1 else i) if indexing == "xy" and n >= 2 else i
+        shape = [1] * n
+        shape[axis] = x.shape[0]
+        out.append(broadcast_to(x.reshape(tuple(shape)), tuple(sizes)))
+    return out
 
 
 # ------------------------------------------------------------------ random numbers

@@ -383,36 +383,45 @@ def abs2(x) -> Tensor:
     return square(x)
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Tensor:
-    """Clamp into [a_min, a_max] (NumPy's signature; ``min``/``max`` are the NumPy 2 / PyTorch
-    keyword spellings of the same bounds). Either bound may be None (unbounded).
+def clip(x, /, min=None, max=None, *, a_min=None, a_max=None) -> Tensor:
+    """Clamp into [min, max] (the array API standard's and NumPy 2's signature; NumPy's
+    ``a_min``/``a_max`` keywords are accepted too). Either bound may be None (unbounded) and
+    may be a tensor broadcasting against ``x``; the result has ``x``'s dtype.
 
     Convention at the bounds: x gets the gradient strictly inside the interval, a bound gets it
-    where x is at or beyond it (a_max everywhere if a_min >= a_max, as the value is a_max)."""
-    if min is not None:
-        if a_min is not None:
-            raise TypeError("clip: give the lower bound once (a_min or min), not both.")
-        a_min = min
-    if max is not None:
-        if a_max is not None:
-            raise TypeError("clip: give the upper bound once (a_max or max), not both.")
-        a_max = max
-    x = tensor_of(a)
-    if a_min is None and a_max is None:
+    where x is at or beyond it (max everywhere if min >= max, as the value is max)."""
+    if a_min is not None:
+        if min is not None:
+            raise TypeError("clip: give the lower bound once (min or a_min), not both.")
+        min = a_min
+    if a_max is not None:
+        if max is not None:
+            raise TypeError("clip: give the upper bound once (max or a_max), not both.")
+        max = a_max
+    x = tensor_of(x)
+    if min is None and max is None:
         return x
     if is_complex(x.dtype):
         raise DTypeError(
             f"clip: complex values are not ordered (got {x.dtype}); clip x.real or abs(x)."
         )
-    if x.dtype.kind in "fc" or isinstance(a_min, float) or isinstance(a_max, float):
-        lo = -np.inf if a_min is None else a_min
-        hi = np.inf if a_max is None else a_max
+    if x.dtype.kind in "fc" or isinstance(min, float) or isinstance(max, float):
+        lo = -np.inf if min is None else min
+        hi = np.inf if max is None else max
     else:
         info = np.iinfo(x.dtype) if x.dtype.kind in "iu" else None
-        lo = (info.min if info else 0) if a_min is None else a_min
-        hi = (info.max if info else 1) if a_max is None else a_max
+        lo = (info.min if info else 0) if min is None else min
+        hi = (info.max if info else 1) if max is None else max
+        if info is not None:  # Python-int bounds beyond the dtype's range clip nothing
+            lo = info.min if type(lo) is int and lo < info.min else lo
+            hi = info.max if type(hi) is int and hi > info.max else hi
+            lo = info.max if type(lo) is int and lo > info.max else lo
+            hi = info.min if type(hi) is int and hi < info.min else hi
     a, b, c = operands("clip", x, lo, hi)
-    return bind(P.clamp_p, a, b, c)
+    out = bind(P.clamp_p, a, b, c)
+    if out.dtype != x.dtype:  # tensor bounds of a wider dtype: the result keeps x's dtype
+        out = astype(out, x.dtype)
+    return out
 
 
 clamp = clip
@@ -542,6 +551,59 @@ def isfinite(x) -> Tensor:
 def isnan(x) -> Tensor:
     """Elementwise NaN test. Boolean result: no gradient."""
     return bind(P.isnan_p, tensor_of(x))
+
+
+def isinf(x) -> Tensor:
+    """Elementwise test for +-infinity (complex: either part infinite). Boolean result: no
+    gradient."""
+    return bind(P.isinf_p, tensor_of(x))
+
+
+def signbit(x) -> Tensor:
+    """Whether the sign bit is set, elementwise: true for negative numbers, -0.0 and NaNs with
+    the sign bit (real input). Boolean result: no gradient."""
+    x = tensor_of(x)
+    if x.dtype.kind == "b":
+        raise DTypeError("signbit: bool input has no sign; compare the values instead.")
+    return bind(P.signbit_p, x)
+
+
+def copysign(x1, x2) -> Tensor:
+    """|x1| with the sign bit of x2 (real input; integers promote to float64), also for zeros
+    and NaNs. Derivative: sign(x1) times x2's sign in x1 (0 at x1 = 0, as ``abs``), 0 in x2
+    (the sign is piecewise constant)."""
+    a, b = operands("copysign", x1, x2)
+    if is_complex(a.dtype):
+        raise DTypeError(f"copysign: complex operands are not supported ({a.dtype}).")
+    a, b = to_inexact(a), to_inexact(b)
+    m = abs(a)
+    return where(signbit(b), negative(m), m)
+
+
+def nextafter(x1, x2) -> Tensor:
+    """The next representable floating-point value after x1 toward x2, elementwise (real
+    input). A step function on the floating-point grid: derivative 0 (as the rounding
+    functions)."""
+    a, b = operands("nextafter", x1, x2)
+    if is_complex(a.dtype):
+        raise DTypeError(f"nextafter: complex operands are not supported ({a.dtype}).")
+    a, b = to_inexact(a), to_inexact(b)
+    return bind(P.nextafter_p, a, b)
+
+
+def logical_xor(x1, x2) -> Tensor:
+    """Elementwise exclusive OR of truth values (nonzero is True), with NumPy broadcasting.
+    Boolean result: no gradient."""
+    a, b = operands("logical_xor", _as_bool(x1), _as_bool(x2))
+    return bind(P.ne_p, a, b)
+
+
+def positive(x) -> Tensor:
+    """``+x``: the tensor itself (the array API's ``positive``); bools are refused, as NumPy."""
+    x = tensor_of(x)
+    if x.dtype.kind == "b":
+        raise DTypeError("positive: bool input; cast it to a numeric dtype first.")
+    return x
 
 
 def sigmoid(x) -> Tensor:

@@ -4,6 +4,8 @@ masks (eager only: the result size depends on the values). Assignment is functio
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from chainrules import primitives as P
@@ -17,6 +19,7 @@ from ..core.tensor import Tensor, index_view
 from ..errors import ConcretizationError, DTypeError, ShapeError, named_argument_errors
 from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, multiply, where
+from .searching import nonzero
 from .shape import flip, reshape, transpose
 
 
@@ -77,6 +80,8 @@ def _check_mask(mask_shape, x, idx, k):
     else:
         axis = sum(_consumed(i) for i in before)
     dims = tuple(x.shape[axis:axis + len(mask_shape)])
+    if len(dims) == len(mask_shape) and 0 in tuple(mask_shape):
+        return  # an empty mask selects nothing (NumPy accepts it along any sizes)
     if len(dims) != len(mask_shape) or any(
             d.__class__ is int and d != m for d, m in zip(dims, mask_shape)):
         raise ShapeError(
@@ -101,7 +106,8 @@ def _consumed(i) -> int:
 
 
 def _expand_bool(idx, x):
-    """Replace boolean masks with the integer arrays of their True positions (eager only)."""
+    """Replace boolean masks with the integer arrays of their True positions (in traced code
+    index tensors whose length is a run-time size, see ``searching.nonzero``)."""
     out = []
     for k, i in enumerate(idx):
         if _is_mask(i):
@@ -109,11 +115,9 @@ def _expand_bool(idx, x):
         if isinstance(i, Tensor) and i.dtype.kind == "b":
             try:
                 arr = np.asarray(i)
-            except ConcretizationError as e:
-                raise ConcretizationError(
-                    "indexing with a boolean mask gives a data-dependent shape, which traced "
-                    "mode cannot represent; use tenferro.where(mask, x, 0) instead."
-                ) from e
+            except ConcretizationError:  # traced: positions with a run-time length
+                out.extend(nonzero(i))
+                continue
             i = arr
         if isinstance(i, (np.ndarray, list)) and np.asarray(i).dtype.kind == "b":
             out.extend(np.nonzero(np.asarray(i)))
@@ -122,9 +126,24 @@ def _expand_bool(idx, x):
     return tuple(out)
 
 
+def _slice_bound(v):
+    """A slice bound as an int (0-d integer tensors and NumPy integers via ``__index__``; a
+    traced one raises ``ConcretizationError``), ``None`` or a run-time size."""
+    if v is None or v.__class__ is int or isinstance(v, Sym):
+        return v
+    return operator.index(v)
+
+
+def _plain_slices(idx):
+    """Slices whose bounds are tensors or NumPy integers with Python-int bounds instead."""
+    return tuple(slice(_slice_bound(i.start), _slice_bound(i.stop), _slice_bound(i.step))
+                 if isinstance(i, slice) else i for i in idx)
+
+
 def _normalize(idx, x):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    idx = _plain_slices(idx)
     idx = _expand_bool(idx, x)
     n_ell = sum(1 for i in idx if i is Ellipsis)
     if n_ell > 1:

@@ -8,9 +8,25 @@ from ..backends import canonical_device, get_backend
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
-from ._base import astype, tensor_of
+from ._base import astype as _cast
+from ._base import tensor_of
 
 __all__ = ["astype", "copy", "stop_gradient", "to_device"]
+
+
+def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
+    """Cast to ``dtype`` (complex -> real keeps the real part; differentiable between float and
+    complex dtypes), and move to ``device`` when given. ``copy`` (the array API's and NumPy's):
+    ``True``, the default, always returns a new tensor, so an in-place update of the result
+    never reaches ``x``; ``False`` returns ``x`` itself when nothing changes."""
+    if not isinstance(x, Tensor):
+        x = tensor_of(x)
+    out = _cast(x, dtype)
+    if device is not None:
+        out = to_device(out, device)
+    if copy and out is x:
+        out = bind(P.copy_p, x)
+    return out
 
 
 def copy(x) -> Tensor:

@@ -195,7 +195,7 @@ def nan_to_num(x, copy: bool = True, nan: float = 0.0, posinf=None, neginf=None)
     if x.dtype.kind == "c":
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
-        return re + multiply(im.astype(x.dtype), 1j)
+        return re + multiply(im.astype(x.dtype, copy=False), 1j)
     info = np.finfo(x.dtype)
     hi = info.max if posinf is None else posinf
     lo = info.min if neginf is None else neginf
@@ -220,7 +220,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
             f"{b.shape})."
         )
     dt = np.result_type(a.dtype, b.dtype)
-    a, b = a.astype(dt), b.astype(dt)
+    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
     shape = broadcast_shapes_of("cross", a.shape[:-1], b.shape[:-1])
     ac = [broadcast_to(a[..., i], shape) for i in range(na)]
     bc = [broadcast_to(b[..., i], shape) for i in range(nb)]

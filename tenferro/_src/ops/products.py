@@ -9,9 +9,10 @@ from chainrules import primitives as P
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor
 from ..core.tensor import Tensor
-from ..errors import ShapeError, named_argument_errors
+from ..errors import DTypeError, ShapeError, named_argument_errors
 from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
-from .elementwise import conj
+from .elementwise import conj, logical_and
+from .reductions import sum as sum_
 from .shape import reshape, transpose
 
 
@@ -114,9 +115,12 @@ def inner(a, b) -> Tensor:
 
 
 def outer(a, b) -> Tensor:
-    """Outer product of two flattened tensors (NumPy's ``outer``)."""
+    """Outer product of two flattened tensors (NumPy's ``outer``): the products a_i b_j, each
+    one exact (also the sign of a zero product, which a matrix product would lose)."""
     a, b = tensor_of(a), tensor_of(b)
-    return tensordot(reshape(a, (-1,)), reshape(b, (-1,)), 0)
+    if a.dtype.kind == "b" and b.dtype.kind == "b":  # NumPy: bool products are logical and
+        return logical_and(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+    return reshape(a, (-1, 1)) * reshape(b, (1, -1))
 
 
 def kron(a, b) -> Tensor:
@@ -130,3 +134,23 @@ def kron(a, b) -> Tensor:
     t = tensordot(a, b, 0)  # (m, n, p, q)
 
     return reshape(transpose(t, (0, 2, 1, 3)), (m * p, n * q))
+
+
+def vecdot(x1, x2, /, axis: int = -1) -> Tensor:
+    """The dot product sum(conj(x1) * x2) along ``axis`` (complex: the first operand
+    conjugated), broadcasting the other axes (the array API's ``vecdot``). ``axis`` counts in
+    the broadcast shape; the two operands must have the same length along it. Bilinear."""
+    a, b = tensor_of(x1), tensor_of(x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError("vecdot: the operands need at least one axis.")
+    nd = max(a.ndim, b.ndim)
+    ax = normalize_axis("vecdot", axis, nd) - nd  # from the end: the same axis in both
+    if -ax > a.ndim or -ax > b.ndim or a.shape[ax] != b.shape[ax]:
+        raise ShapeError(
+            f"vecdot: axis {axis} of the broadcast shape must exist in both operands with one "
+            f"length; got shapes {tuple(a.shape)} and {tuple(b.shape)}."
+        )
+    a, b = operands("vecdot", a, b)
+    if a.dtype.kind == "b":
+        raise DTypeError("vecdot: bool operands; cast them to a numeric dtype first.")
+    return sum_(conj(a) * b, ax, dtype=a.dtype)  # the operands' dtype, also for integers

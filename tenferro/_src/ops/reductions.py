@@ -7,12 +7,13 @@ import builtins
 import numpy as np
 
 from chainrules import primitives as P
+from chainrules.primitives.reductions import _inclusive_cumprod_last
 
 from ..caches import BoundedCache
-from ..core.dispatch import bind
+from ..core.dispatch import bind, dispatch
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor
-from ..errors import DTypeError
+from ..errors import DTypeError, ShapeError
 from ._base import (
     astype,
     normalize_axes,
@@ -22,9 +23,21 @@ from ._base import (
     tensor_of,
     to_inexact,
 )
-from .elementwise import abs, abs2, divide, exp, isfinite, log, sign, sqrt, subtract, where
+from .elementwise import (
+    abs,
+    abs2,
+    divide,
+    exp,
+    isfinite,
+    log,
+    not_equal,
+    sign,
+    sqrt,
+    subtract,
+    where,
+)
 from .misc import stop_gradient
-from .shape import diagonal, reshape
+from .shape import concatenate, diagonal, moveaxis, reshape
 
 
 def _keep(x_out, axes, in_shape, keepdims):
@@ -37,8 +50,23 @@ def _keep(x_out, axes, in_shape, keepdims):
 _SUM_AXES = BoundedCache("eager sum axes", 4096)
 
 
+def _accumulator(x, dtype):
+    """``x`` cast to the dtype its sum or product accumulates in: ``dtype`` when given, else
+    int64 for bools and signed integers, uint64 for unsigned ones (the array API standard's and
+    NumPy's rule), ``x``'s own for floating point."""
+    if dtype is not None:
+        return astype(x, dtype)
+    dt = x.dtype
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
+        return astype(x, np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return astype(x, np.uint64)
+    return x
+
+
 def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
-    """Sum over ``axis`` (default all). Bools and small integers sum as int64."""
+    """Sum over ``axis`` (default all). Bools and signed integers sum as int64, unsigned ones
+    as uint64, unless ``dtype`` says otherwise."""
     if (type(x) is EagerTensor and dtype is None and not keepdims
             and (axis is None or axis.__class__ is int)):  # x.sum(), x.sum(0): one bind
         v = x._value
@@ -51,13 +79,7 @@ def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
                 axes = _SUM_AXES.put(key, reduction_axes("sum", axis, v.ndim))
         if axes is not None:
             return bind(P.reduce_sum_p, x, axes=axes) if axes else x
-    x = tensor_of(x)
-    if dtype is not None:
-        x = astype(x, dtype)
-    else:
-        dt = x.dtype
-        if dt.kind == "b" or (dt.kind in "iu" and dt.itemsize < 8):
-            x = astype(x, np.int64)
+    x = _accumulator(tensor_of(x), dtype)
     shape = x.shape
     axes = reduction_axes("sum", axis, len(shape))
     out = bind(P.reduce_sum_p, x, axes=axes) if axes else x
@@ -109,11 +131,10 @@ def mean(x, axis=None, keepdims=False) -> Tensor:
     return divide(total, n)
 
 
-def prod(x, axis=None, keepdims=False) -> Tensor:
-    """Product; its derivative is exact at zeros (no division by the entries)."""
-    x = tensor_of(x)
-    if x.dtype.kind == "b":
-        x = astype(x, np.int64)
+def prod(x, axis=None, keepdims=False, dtype=None) -> Tensor:
+    """Product over ``axis`` (default all), accumulated like ``sum`` (``dtype``, else int64 /
+    uint64 for integers); its derivative is exact at zeros (no division by the entries)."""
+    x = _accumulator(tensor_of(x), dtype)
     axes = reduction_axes("prod", axis, x.ndim)
     out = bind(P.reduce_prod_p, x, axes=axes) if axes else x
     return _keep(out, axes, x.shape, keepdims)
@@ -152,17 +173,23 @@ amax, amin = max, min
 
 
 def _arg(prim, name):
-    def f(x, axis=None):
+    def f(x, axis=None, keepdims=False):
         x = tensor_of(x)
         _ordered(name, x)
+        nd = x.ndim
         if axis is None:
-            x, axis = reshape(x, (-1,)), 0
-        return bind(prim, x, axis=normalize_axis(name, axis, x.ndim))
+            out = bind(prim, reshape(x, (-1,)), axis=0)
+            return reshape(out, (1,) * nd) if keepdims else out
+        ax = normalize_axis(name, axis, nd)
+        out = bind(prim, x, axis=ax)
+        return _keep(out, (ax,), x.shape, keepdims)
 
     f.__name__ = name
     f.__doc__ = (
         f"Index of the {name[3:]}imum along ``axis`` (of the flattened tensor by default; the "
-        f"first one at ties), int64, no derivative. Complex input raises ``DTypeError``."
+        f"first one at ties; NaN counts as the {name[3:]}imum, as NumPy), int64, no "
+        f"derivative. ``keepdims`` keeps the reduced axis (all axes for ``axis=None``) with "
+        f"length 1. Complex input raises ``DTypeError``."
     )
     return f
 
@@ -171,22 +198,79 @@ argmax = _arg(P.argmax_p, "argmax")
 argmin = _arg(P.argmin_p, "argmin")
 
 
-def cumsum(x, axis=None, reverse=False) -> Tensor:
-    """Cumulative sum along ``axis`` (of the flattened tensor by default)."""
-    x = tensor_of(x)
+def _logical(prim, name, what):
+    def f(x, axis=None, keepdims=False):
+        x = tensor_of(x)
+        if x.dtype.kind != "b":
+            x = not_equal(x, 0)  # nonzero (and NaN) is True, as NumPy
+        axes = reduction_axes(name, axis, x.ndim)
+        out = bind(prim, x, axes=axes) if axes else x
+        return _keep(out, axes, x.shape, keepdims)
+
+    f.__name__ = name
+    f.__doc__ = (f"Whether {what} entry along ``axis`` (default all) is true (nonzero, NaN "
+                 f"included); an empty reduction gives {name == 'all'}. Boolean result: no "
+                 f"gradient.")
+    return f
+
+
+all = _logical(P.reduce_and_p, "all", "every")
+any = _logical(P.reduce_or_p, "any", "some")
+
+
+def cumsum(x, axis=None, dtype=None, *, reverse=False) -> Tensor:
+    """Cumulative sum along ``axis`` (of the flattened tensor by default; NumPy's
+    ``cumsum``), accumulated like ``sum``; ``reverse`` sums from the end."""
+    x = _accumulator(tensor_of(x), dtype)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
-    if x.dtype.kind == "b":
-        x = astype(x, np.int64)
     return bind(P.cumsum_p, x, axis=normalize_axis("cumsum", axis, x.ndim), reverse=reverse)
 
 
-def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
-    """Variance over ``axis`` with ``ddof`` delta degrees of freedom (NumPy's ``var``; complex:
-    of |x - mean|)."""
+def _scan_axis(op, x, axis):
+    """``(x, axis)`` for a cumulative function: ``axis=None`` is allowed for 1-D (and 0-d,
+    treated as 1-D) input only, as the array API standard asks."""
+    if axis is None:
+        if x.ndim > 1:
+            raise ShapeError(f"{op}: axis=None needs a 1-D tensor, got shape "
+                             f"{tuple(x.shape)}; give the axis.")
+        return reshape(x, (-1,)), 0
+    return x, normalize_axis(op, axis, x.ndim)
+
+
+def _with_initial(x, axis, value):
+    """``value`` prepended along ``axis`` (``include_initial=True``)."""
+    shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape))
+    first = bind(P.full_p, shape=shape, value=value, dtype=x.dtype, device=x.device)
+    return concatenate([first, x], axis)
+
+
+def cumulative_sum(x, /, axis=None, dtype=None, include_initial: bool = False) -> Tensor:
+    """Cumulative sum along ``axis`` (the array API's; ``axis=None`` only for 1-D input),
+    accumulated like ``sum`` (``dtype``, else int64/uint64 for integers); with
+    ``include_initial`` the result starts with 0 (one entry longer). Linear."""
+    x, ax = _scan_axis("cumulative_sum", _accumulator(tensor_of(x), dtype), axis)
+    out = bind(P.cumsum_p, x, axis=ax, reverse=False) if x.shape[ax] else x
+    return _with_initial(out, ax, 0) if include_initial else out
+
+
+def cumulative_prod(x, /, axis=None, dtype=None, include_initial: bool = False) -> Tensor:
+    """Cumulative product along ``axis`` (``axis=None`` only for 1-D input), accumulated like
+    ``prod``; with ``include_initial`` the result starts with 1. Computed as a doubling scan
+    (log2(n) elementwise products of shifted copies), so its derivative is exact at zeros
+    and every mode differentiates it."""
+    x, ax = _scan_axis("cumulative_prod", _accumulator(tensor_of(x), dtype), axis)
+    last = x.ndim - 1
+    out = moveaxis(_inclusive_cumprod_last(dispatch, moveaxis(x, ax, last)), last, ax)
+    return _with_initial(out, ax, 1) if include_initial else out
+
+
+def var(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom (NumPy's ``var``; the
+    array API's keyword is ``correction``, the same number; complex: of |x - mean|). The
+    default 0 is the population variance; 1 is the unbiased estimate (PyTorch's default)."""
+    ddof = _correction("var", ddof, correction)
     x = to_inexact(tensor_of(x))
-    if not isinstance(ddof, (int, float, np.integer, np.floating)) or isinstance(ddof, bool):
-        raise DTypeError(f"var: ddof must be a number, got {type(ddof).__name__} {ddof!r:.30}.")
     axes = normalize_axes("var", axis, x.ndim)
     n = 1
     for a in axes:
@@ -199,10 +283,21 @@ def var(x, axis=None, ddof=0, keepdims=False) -> Tensor:
     return divide(sum(abs2(d), axes, keepdims), dof)
 
 
-def std(x, axis=None, ddof=0, keepdims=False) -> Tensor:
-    """Standard deviation: the square root of ``var``. Convention: the derivative where the
-    variance is 0 is taken as 0."""
-    return safe_sqrt(var(x, axis, ddof, keepdims))
+def std(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
+    """Standard deviation: the square root of ``var`` (``ddof``, or the array API's
+    ``correction``). Convention: the derivative where the variance is 0 is taken as 0."""
+    return safe_sqrt(var(x, axis, ddof, keepdims, correction=correction))
+
+
+def _correction(op, ddof, correction):
+    """NumPy's ``ddof`` or the array API's ``correction`` (the same number), not both."""
+    if correction is not None:
+        if ddof != 0:
+            raise TypeError(f"{op}: give ddof or correction, not both.")
+        ddof = correction
+    if not isinstance(ddof, (int, float, np.integer, np.floating)) or isinstance(ddof, bool):
+        raise DTypeError(f"{op}: ddof must be a number, got {type(ddof).__name__} {ddof!r:.30}.")
+    return ddof
 
 
 def _safe_pow(s, p) -> Tensor:
@@ -271,8 +366,8 @@ def log_softmax(x, axis=-1) -> Tensor:
     return x - logsumexp(x, axis, keepdims=True)
 
 
-def matrix_trace(x, offset=0, axis1=0, axis2=1) -> Tensor:
-    """Sum of the diagonal of the (axis1, axis2) planes (``tenferro.trace`` traces graphs)."""
-
-    return sum(diagonal(x, offset, axis1, axis2), -1)
-
+def matrix_trace(a, offset=0, axis1=0, axis2=1, dtype=None) -> Tensor:
+    """Sum of the diagonal ``offset`` of the (axis1, axis2) planes: NumPy's ``trace``, which
+    ``tenferro.trace`` is (the array API's is ``tenferro.linalg.trace``, over the last two
+    axes). Accumulates like ``sum`` (``dtype``, else int64 for integers). Linear."""
+    return sum(diagonal(a, offset, axis1, axis2), -1, dtype=dtype)

@@ -9,17 +9,20 @@ from chainrules.symbolic import Sym, decide, same_shape, same_size, sym_max
 
 from ..caches import BoundedCache
 from ..core.dispatch import bind
-from ..core.tensor import Tensor, mark_view
+from ..core.tensor import RESHAPED, Tensor, mark_view
 from ..errors import ShapeError, named_argument_errors
 from ._base import (
     as_dim,
     as_int,
     astype,
+    broadcast_shapes_of,
+    broadcast_to,
     normalize_axes,
     normalize_axis,
     sequence_of,
     tensor_of,
 )
+from .misc import copy as copy_
 
 
 def _as_shape(shape) -> tuple:
@@ -44,8 +47,13 @@ def _int_shape_key(shape):
     return None
 
 
-def reshape(x, shape) -> Tensor:
-    """Reshape; one entry may be -1."""
+def reshape(x, shape, *, copy: bool | None = None) -> Tensor:
+    """Reshape; one entry may be -1. ``copy`` (the array API's): ``True`` returns a new
+    tensor even for the same shape; ``None``/``False`` never copy (tenferro reshapes never
+    need to: the result shares the values, and refuses in-place updates, as a view whose
+    writes would not reach ``x``)."""
+    if copy:
+        return copy_(reshape(x, shape))
     if not isinstance(x, Tensor):
         x = tensor_of(x)
     key = _int_shape_key(shape)
@@ -57,14 +65,16 @@ def reshape(x, shape) -> Tensor:
             if plan is _SAME:
                 return x
             out = bind(P.reshape_p, x, new_sizes=plan)
-            out._view_of = "reshape"  # mark_view: out is never x here
+            out._view_of = (x, RESHAPED)  # a view: in-place updates write through to x
             return out
     plan = _reshape_sizes(x, _as_shape(shape))
     if key is not None and all(d.__class__ is int for d in x.shape):
         _RESHAPE_PLANS.put(key, plan)
     if plan is _SAME:
         return x
-    return mark_view(bind(P.reshape_p, x, new_sizes=plan), x, "reshape")
+    out = bind(P.reshape_p, x, new_sizes=plan)
+    out._view_of = (x, RESHAPED)  # a view: in-place updates write through to x
+    return out
 
 
 _SAME = object()  # a reshape plan meaning "already this shape: return the input"
@@ -169,13 +179,17 @@ def moveaxis(x, source, destination) -> Tensor:
     return transpose(x, order)
 
 
-def expand_dims(x, axis) -> Tensor:
-    """Insert size-1 axes at ``axis`` (an int or a tuple), NumPy semantics."""
+def expand_dims(x, axis=0) -> Tensor:
+    """Insert size-1 axes at ``axis`` (an int or a tuple; positions in the result, negative
+    ones counted from its end), NumPy semantics. A repeated axis raises ``ShapeError``."""
     x = tensor_of(x)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(
         sequence_of("expand_dims", axis))
     nd = x.ndim + len(axes)
     axes = sorted(normalize_axis("expand_dims", a, nd) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"expand_dims: repeated axis in {tuple(axis)} for a result of rank "
+                         f"{nd}.")
     shape = list(x.shape)
     for a in axes:
         shape.insert(a, 1)
@@ -220,10 +234,13 @@ def atleast_1d(x) -> Tensor:
 
 
 def concatenate(xs, axis=0) -> Tensor:
-    """Join along an existing axis (dtypes promote like NumPy)."""
+    """Join along an existing axis (dtypes promote like NumPy); ``axis=None`` joins the
+    flattened tensors."""
     xs = [tensor_of(x) for x in sequence_of("concatenate", xs)]
     if not xs:
         raise ShapeError("concatenate: need at least one tensor.")
+    if axis is None:
+        xs, axis = [reshape(x, (-1,)) for x in xs], 0
     if xs[0].ndim == 0:
         raise ShapeError("concatenate: zero-dimensional tensors cannot be concatenated; use stack.")
     dt = np.result_type(*[x.dtype for x in xs])
@@ -248,6 +265,35 @@ def stack(xs, axis=0) -> Tensor:
     ax = normalize_axis("stack", axis, xs[0].ndim + 1)
     xs = [expand_dims(x, ax) for x in xs]
     return xs[0] if len(xs) == 1 else concatenate(xs, ax)
+
+
+def broadcast_arrays(*arrays) -> list:
+    """The tensors broadcast against each other (NumPy rules); each keeps its dtype. Linear:
+    cotangents are summed back over the broadcast axes."""
+    xs = [tensor_of(x) for x in arrays]
+    if not xs:
+        return []
+    shape = broadcast_shapes_of("broadcast_arrays", *[x.shape for x in xs])
+    return [broadcast_to(x, shape) for x in xs]
+
+
+def unstack(x, /, axis: int = 0) -> tuple:
+    """The slices of ``x`` along ``axis``, as a tuple (the inverse of ``stack``). Linear."""
+    x = tensor_of(x)
+    if x.ndim == 0:
+        raise ShapeError("unstack: a 0-d tensor has no axis to unstack along.")
+    ax = normalize_axis("unstack", axis, x.ndim)
+    rest = tuple(d for i, d in enumerate(x.shape) if i != ax)
+    return tuple(reshape(slice_axis(x, ax, i, i + 1), rest) for i in range(x.shape[ax]))
+
+
+def matrix_transpose(x, /) -> Tensor:
+    """The last two axes swapped (``x.mT``); the input needs at least two axes. Linear."""
+    x = tensor_of(x)
+    if x.ndim < 2:
+        raise ShapeError(f"matrix_transpose: a tensor of shape {tuple(x.shape)} has fewer than "
+                         f"two axes; use x.T or reshape to a matrix first.")
+    return swapaxes(x, -1, -2)
 
 
 @named_argument_errors("split")
@@ -332,12 +378,12 @@ def diag(x, k=0) -> Tensor:
     raise ShapeError(f"diag: expected a 1-D or 2-D tensor, got shape {x.shape}.")
 
 
-def tril(x, k=0) -> Tensor:
+def tril(x, /, k=0) -> Tensor:
     """The lower triangle (on and below diagonal ``k``) of the last two axes; zeros elsewhere."""
     return bind(P.tril_p, tensor_of(x), k=as_int("tril", "k", k))
 
 
-def triu(x, k=0) -> Tensor:
+def triu(x, /, k=0) -> Tensor:
     """The upper triangle (on and above diagonal ``k``) of the last two axes; zeros elsewhere."""
     return bind(P.triu_p, tensor_of(x), k=as_int("triu", "k", k))
 

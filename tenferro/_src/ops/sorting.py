@@ -21,7 +21,7 @@ from ..core.tensor import Tensor
 from ..errors import DTypeError, ShapeError
 from ._base import broadcast_shapes_of, broadcast_to, normalize_axis, tensor_of
 from .indexing import checked_index
-from .shape import reshape
+from .shape import flip, reshape
 
 __all__ = ["argsort", "partition", "sort", "take_along_axis"]
 
@@ -48,30 +48,42 @@ def _axis(op, x, axis):
     return x, normalize_axis(op, axis, x.ndim)
 
 
-def argsort(a, axis: int | None = -1, kind=None, order=None, *, stable=None) -> Tensor:
-    """Indices that sort ``a`` along ``axis`` (flattened for ``axis=None``), int64.
+def argsort(a, axis: int | None = -1, kind=None, order=None, *, descending: bool = False,
+            stable=None) -> Tensor:
+    """Indices that sort ``a`` along ``axis`` (flattened for ``axis=None``), int64; ascending,
+    or ``descending`` (the array API's keyword; NaN then comes first).
 
-    Always a stable sort (ties keep their order, as NumPy's ``kind="stable"``); ``kind`` and
-    ``stable`` are accepted for compatibility. Integer output: no derivative."""
+    Always a stable sort: ties keep their order, in both directions (as NumPy's
+    ``kind="stable"``); ``kind`` and ``stable`` are accepted for compatibility. Integer
+    output: no derivative."""
     del kind, stable
     _check_order("argsort", order)
     x = tensor_of(a)
     _unordered("argsort", x)
     x, ax = _axis("argsort", x, axis)
-    return bind(P.argsort_p, x, axis=ax)
+    if not descending:
+        return bind(P.argsort_p, x, axis=ax)
+    # stable descending: sort the reversed axis, reverse back, and map the positions (ties
+    # then keep their original order)
+    p = bind(P.argsort_p, flip(x, ax), axis=ax)
+    return (x.shape[ax] - 1) - flip(p, ax)
 
 
-def sort(a, axis: int | None = -1, kind=None, order=None, *, stable=None) -> Tensor:
-    """``a`` sorted along ``axis`` (flattened for ``axis=None``), NaN last.
+def sort(a, axis: int | None = -1, kind=None, order=None, *, descending: bool = False,
+         stable=None) -> Tensor:
+    """``a`` sorted along ``axis`` (flattened for ``axis=None``), ascending with NaN last, or
+    ``descending`` (NaN first).
 
     Derivative: each sorted value carries the derivative of the entry it came from (the
-    permutation is a constant); ties are broken by index (a stable sort), so tied entries keep
-    their own derivatives rather than sharing them."""
+    permutation is a constant); ties are broken by index (a stable sort, in both directions),
+    so tied entries keep their own derivatives rather than sharing them."""
     del kind, stable
     _check_order("sort", order)
     x = tensor_of(a)
     _unordered("sort", x)
     x, ax = _axis("sort", x, axis)
+    if descending:
+        return take_along_axis(x, argsort(x, ax, descending=True), ax)
     return bind(P.sort_p, x, axis=ax)
 
 

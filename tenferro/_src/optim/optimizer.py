@@ -208,7 +208,7 @@ def real_view(x):
 def from_real_view(v, like):
     """Inverse of ``real_view`` for a tensor shaped like ``like``."""
     if like.dtype.kind == "c":
-        return ops.astype(v[..., 0], like.dtype) + 1j * v[..., 1]
+        return ops.cast(v[..., 0], like.dtype) + 1j * v[..., 1]
     return v
 
 

@@ -130,11 +130,11 @@ def _traced_keep(svals: dict, max_rank, cutoff, relative_cutoff) -> dict:
         ok = ops.logical_and(ok, ops.greater_equal(merged, cutoff))
     if relative_cutoff is not None:
         ok = ops.logical_and(ok, ops.greater_equal(merged, relative_cutoff * ops.max(merged)))
-    r = ops.maximum(ops.sum(ops.astype(ok, np.int64)), 1)
+    r = ops.maximum(ops.sum(ops.cast(ok, np.int64)), 1)
     if max_rank is not None:
         r = ops.minimum(r, int(max_rank))
     place = ops.argsort(ops.argsort(-merged))  # the inverse of the stable descending order
-    kept = ops.astype(ops.less(place, r), merged.dtype)
+    kept = ops.cast(ops.less(place, r), merged.dtype)
     two = ops.full((1,), 2.0, dtype=merged.dtype)
     out, off = {}, 0
     for q, sq in zip(qs, ss):

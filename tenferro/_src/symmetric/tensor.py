@@ -313,7 +313,7 @@ class SymmetricTensor(tuple):
                              for k, b in self.blocks.items()})
 
     def astype(self, dtype) -> SymmetricTensor:
-        return self._map(lambda b: b.astype(dtype))
+        return self._map(lambda b: b.astype(dtype, copy=False))
 
     def detach(self) -> SymmetricTensor:
         return self._map(ops.stop_gradient)

@@ -124,7 +124,7 @@ def expand_bond_dimension(mps: Sequence, D: int, *, noise: float = 1e-3, seed=No
         r[: old[i], :, : old[i + 1]] = 0  # noise only in the new entries
         scale = ops.stop_gradient(ops.sqrt(ops.mean(ops.abs2(a)))) * noise
         r = ops.asarray(r.astype(a.dtype), device=a.device)
-        out.append(ops.pad(a, pads) + scale.astype(a.dtype) * r)
+        out.append(ops.pad(a, pads) + scale.astype(a.dtype, copy=False) * r)
     return out
 
 
@@ -350,11 +350,11 @@ def two_site_update(a, b, op=None, *, max_rank: int | None = None, cutoff: float
         s = s * ops.sqrt(total / kept)
     k = s.shape[0]
     if absorb == "right":
-        left, right = u, s.astype(vh.dtype)[:, None] * vh
+        left, right = u, s.astype(vh.dtype, copy=False)[:, None] * vh
     elif absorb == "left":
-        left, right = u * s.astype(u.dtype), vh
+        left, right = u * s.astype(u.dtype, copy=False), vh
     else:
-        r = ops.sqrt(s).astype(u.dtype)
+        r = ops.sqrt(s).astype(u.dtype, copy=False)
         left, right = u * r, r[:, None] * vh
     return ops.reshape(left, (Dl, d1, k)), ops.reshape(right, (k, d2, Dr)), discarded
 
@@ -377,6 +377,6 @@ def split_two_site(theta, max_rank, cutoff, right: bool, normalize: bool = False
         s = s / linalg.norm(s)
     if right:
         return (ops.reshape(u, (Dl, d1, r)),
-                ops.reshape(s.astype(vh.dtype)[:, None] * vh, (r, d2, Dr)), disc)
-    return ops.reshape(u * s.astype(u.dtype)[None, :], (Dl, d1, r)), \
+                ops.reshape(s.astype(vh.dtype, copy=False)[:, None] * vh, (r, d2, Dr)), disc)
+    return ops.reshape(u * s.astype(u.dtype, copy=False)[None, :], (Dl, d1, r)), \
         ops.reshape(vh, (r, d2, Dr)), disc

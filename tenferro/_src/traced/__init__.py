@@ -3,6 +3,7 @@
 from .graph import Graph, load
 from .jit import jit
 from .staging import StagingTrace, TracedTensor
-from .trace import ShapeDtype, trace
+from .trace import ShapeDtype, make_graph, trace
 
-__all__ = ["Graph", "ShapeDtype", "StagingTrace", "TracedTensor", "jit", "load", "trace"]
+__all__ = ["Graph", "ShapeDtype", "StagingTrace", "TracedTensor", "jit", "load", "make_graph",
+           "trace"]

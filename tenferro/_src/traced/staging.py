@@ -1,7 +1,7 @@
 """Staging: run Python code on abstract values and record the primitives into IR.
 
 ``StagingTrace`` is the interpreter behind traced mode (as the *base* trace, inside
-``tenferro.trace``/``jit``) and behind linear maps (``linearize``, ``linear_transpose``,
+``tenferro.make_graph``/``jit``) and behind linear maps (``linearize``, ``linear_transpose``,
 custom rules: pushed as a transformation level, so values of lower levels become constants of
 the program). ``stage`` and ``stage_linear`` are the two entry points.
 
@@ -73,7 +73,7 @@ class TracedTensor(Tracer):
             raise GraphError(
                 f"in-place operation on an input of a traced function ({self.var.aval}; "
                 f"x += v, x[i] = v, x.add_(v), ...): in eager mode it would change the caller's "
-                f"tensor, under jit/trace it cannot. Write the functional form and return the "
+                f"tensor, under jit/make_graph it cannot. Write the functional form and return the "
                 f"result: y = x + v, or y = x.at[i].set(v). [at {user_frame()}]"
             )
         self.var = self._trace.full_raise(new).var

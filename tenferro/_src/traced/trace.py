@@ -1,8 +1,11 @@
-"""``tenferro.trace``: run a function once on abstract inputs and record its graph."""
+"""``tenferro.make_graph``: run a function once on abstract inputs and record its graph
+(JAX's analogue is ``make_jaxpr``)."""
 
 from __future__ import annotations
 
+import functools
 import os
+import warnings
 
 import numpy as np
 
@@ -13,6 +16,7 @@ from ..core.tensor import Tensor
 from ..errors import GraphError, TenferroError, check_callable
 from ..ir.passes import optimize as optimize_program
 from ..ir.program import Program
+from ..ops import matrix_trace
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
 from .graph import Graph
@@ -20,7 +24,7 @@ from .staging import stage
 
 
 class ShapeDtype:
-    """An abstract example argument for ``trace``: just a shape and a dtype."""
+    """An abstract example argument for ``make_graph`` and ``jit``: just a shape and a dtype."""
 
     __slots__ = ("shape", "dtype")
 
@@ -39,13 +43,34 @@ def aval_of_example(x) -> ShapedArray:
     return ShapedArray(t.shape, t.dtype)
 
 
-def trace(f, *example_args, name: str | None = None, optimize: bool = True) -> Graph:
+def make_graph(f, *example_args, name: str | None = None, optimize: bool = True) -> Graph:
     """Trace ``f`` on abstract versions of ``example_args`` (tensors, arrays, numbers or
     ``ShapeDtype``; pytrees allowed) and return its (optimised) ``Graph``."""
-    check_callable("trace", f)
+    check_callable("make_graph", f)
     flat, in_tree = tree_flatten(example_args)
     avals = [aval_of_example(x) for x in flat]
     return trace_avals(f, avals, in_tree, name=name, optimize=optimize)
+
+
+@functools.wraps(matrix_trace)  # NumPy's signature and documentation
+def trace(a, *args, **kwargs):
+    # ``tenferro.trace`` is NumPy's matrix trace; a function as the first argument is the graph
+    # tracer's former name, forwarded to ``make_graph`` with a warning (for one minor version)
+    if callable(a) and not isinstance(a, Tensor):
+        warnings.warn(
+            "tenferro.trace(f, *example_args) is deprecated: tenferro.trace is NumPy's matrix "
+            "trace now; call tenferro.make_graph(f, *example_args) to trace a function into a "
+            "graph.", DeprecationWarning, stacklevel=2)
+        return make_graph(a, *args, **kwargs)
+    return matrix_trace(a, *args, **kwargs)
+
+
+trace.__name__ = trace.__qualname__ = "trace"
+trace.__doc__ = matrix_trace.__doc__.replace(
+    "NumPy's ``trace``, which\n    ``tenferro.trace`` is", "NumPy's ``trace``") + (
+    "\n\n    Called with a function first, ``trace(f, *example_args)`` is the graph tracer's "
+    "former name: it forwards to ``make_graph`` with a ``DeprecationWarning`` (for one minor "
+    "version).")
 
 
 def trace_avals(f, avals, in_tree, *, name=None, optimize=True) -> Graph:
@@ -57,14 +82,14 @@ def trace_avals(f, avals, in_tree, *, name=None, optimize=True) -> Graph:
         return leaves
 
     try:
-        program, _ = stage(flat_f, avals, name=f"trace({name})")
+        program, _ = stage(flat_f, avals, name=f"make_graph({name})")
     except TenferroError as e:
         raise _with_traceback_line(e) from None
     consts = {}
     for v, c in program.consts.items():
         if c.requires_grad:
             raise GraphError(
-                f"trace({name}): the function closes over a tensor that requires grad "
+                f"make_graph({name}): the function closes over a tensor that requires grad "
                 f"({c.shape}, {c.dtype}); in a graph it would be a constant and its gradient "
                 f"silently zero. Pass it in as an argument (jit(f)(params, x))."
             )
