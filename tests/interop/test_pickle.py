@@ -204,7 +204,7 @@ def f_graph(x, y):
 
 def test_graph_pickles_through_the_graph_file_format(rng):
     x, y = tf.tensor(rng.standard_normal((3, 3))), tf.tensor(rng.standard_normal((3, 2)))
-    g = tf.trace(f_graph, x, y)
+    g = tf.make_graph(f_graph, x, y)
     assert g.__reduce__()[1][0] == g.to_bytes()  # the bytes of graph.save, no code
     for back in (roundtrip(g), copy.deepcopy(g)):
         assert str(back) == str(g)

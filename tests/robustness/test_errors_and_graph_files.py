@@ -232,10 +232,10 @@ def _hostile_graph(tmp_path, family):
               else {"max_file_bytes": path.stat().st_size - 1})
         return path, kw
     if family == "self-calling function":
-        g = tf.trace(lambda x: tf.sum(_clipped(x * 2.0)), tf.tensor([0.2, 0.9]))
+        g = tf.make_graph(lambda x: tf.sum(_clipped(x * 2.0)), tf.tensor([0.2, 0.9]))
         edit = _self_calling
     else:  # a parameter eager refuses
-        g = tf.trace(lambda a: tf.linalg.svd(a, cutoff=0.5)[1],
+        g = tf.make_graph(lambda a: tf.linalg.svd(a, cutoff=0.5)[1],
                      tf.tensor(np.diag([3.0, 2.0, 0.1])))
         edit = {"svd cutoff NaN": _set_param("cutoff", float("nan")),
                 "svd eps NaN": _set_param("eps", float("nan")),

@@ -83,7 +83,7 @@ def test_the_check_runs_under_vmap_on_each_member():
 
 @pytest.mark.numpy_only
 def test_the_check_survives_a_saved_graph(tmp_path):
-    tf.trace(lambda x, i: tf.take(x, i, axis=1), tf.tensor(X), tf.tensor([0])).save(
+    tf.make_graph(lambda x, i: tf.take(x, i, axis=1), tf.tensor(X), tf.tensor([0])).save(
         tmp_path / "take.tfg")
     loaded = tf.load(tmp_path / "take.tfg")
     np.testing.assert_array_equal(loaded(tf.tensor(X), tf.tensor([-1])).numpy(), X[:, [2]])

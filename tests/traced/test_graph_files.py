@@ -610,7 +610,7 @@ def test_the_number_of_equations_and_the_file_size_are_bounded(tmp_path):
 
 
 def test_equations_of_call_programs_count_too(tmp_path):
-    g = tf.trace(_with_custom_rule, T(np.ones(3)))
+    g = tf.make_graph(_with_custom_rule, T(np.ones(3)))
     g.save(tmp_path / "c.tfg")
     doc, arrays = _read(tmp_path / "c.tfg")
     total = len(doc["eqns"]) + sum(len(p["eqns"]) for c in doc["calls"]
@@ -634,7 +634,7 @@ def _with_custom_rule(x):
 def test_a_call_whose_function_calls_itself_is_refused_by_name(tmp_path):
     """The function of a custom-rule call may not use the call itself (its rules may): the
     file is refused with a message that says so, not an internal AttributeError."""
-    g = tf.trace(_with_custom_rule, T(np.ones(3)))
+    g = tf.make_graph(_with_custom_rule, T(np.ones(3)))
     g.save(tmp_path / "c.tfg")
     doc, arrays = _read(tmp_path / "c.tfg")
     fun = doc["calls"][0]["programs"]["fun"]
@@ -770,7 +770,7 @@ def test_a_graph_runs_the_same_as_generated_code_and_as_a_loop(tmp_path, monkeyp
         u, s, vh = tf.linalg.svd(x, cutoff=1e-9)
         return tf.sum((u * s) @ vh * x) + tf.sum(x @ c), s, tf.sum(_clip(x))
 
-    tf.trace(f, a).save(tmp_path / "f.tfg")
+    tf.make_graph(f, a).save(tmp_path / "f.tfg")
     want = tree_leaves(tf.load(tmp_path / "f.tfg")(a))
     monkeypatch.setattr(ir_compile, "STRAIGHT_LINE_MAX", 0)
     got = tree_leaves(tf.load(tmp_path / "f.tfg")(a))
