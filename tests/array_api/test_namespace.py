@@ -27,14 +27,6 @@ from .standard import (
 
 P = inspect.Parameter
 
-# Names another part of the interop work provides (DLPack; integer bitwise operations): they
-# are expected to fail until it lands, and the strict xfail turns into a failure then, so the
-# marks are removed with it.
-PENDING = {"from_dlpack", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
-           "bitwise_left_shift", "bitwise_right_shift", "__dlpack__", "__dlpack_device__",
-           "__lshift__", "__rshift__"}
-
-
 def _stub(text: str) -> inspect.Signature:
     """The standard's signature, parsed by Python from its text."""
     scope = {}
@@ -64,12 +56,7 @@ def check_signature(func, text: str) -> None:
 
 
 def _params(table, module):
-    out = []
-    for name, text in table.items():
-        marks = [pytest.mark.xfail(strict=True, reason="provided with DLPack / bitwise work")
-                 ] if name in PENDING else []
-        out.append(pytest.param(module, name, text, id=name, marks=marks))
-    return out
+    return [pytest.param(module, name, text, id=name) for name, text in table.items()]
 
 
 @pytest.mark.parametrize("module,name,text", _params(FUNCTIONS, "tenferro")
@@ -80,9 +67,8 @@ def test_function_exists_with_the_standards_signature(module, name, text):
     check_signature(getattr(ns, name), text)
 
 
-@pytest.mark.parametrize("name,text", [pytest.param(
-    n, t, id=n, marks=[pytest.mark.xfail(strict=True, reason="DLPack / bitwise work")]
-    if n in PENDING else []) for n, t in ARRAY_METHODS.items()])
+@pytest.mark.parametrize("name,text", [pytest.param(n, t, id=n)
+                                       for n, t in ARRAY_METHODS.items()])
 def test_tensor_method_exists_with_the_standards_signature(name, text):
     x = tf.ones((3, 3))
     assert hasattr(x, name), f"Tensor.{name} is missing"
@@ -104,9 +90,7 @@ IN_PLACE_AND_REFLECTED = [
 ] + ["__imatmul__", "__rmatmul__"]
 
 
-@pytest.mark.parametrize("name", [pytest.param(
-    n, marks=[pytest.mark.xfail(strict=True, reason="integer shifts: bitwise work")]
-    if "shift" in n else []) for n in IN_PLACE_AND_REFLECTED])
+@pytest.mark.parametrize("name", IN_PLACE_AND_REFLECTED)
 def test_in_place_and_reflected_operators_exist(name):
     assert callable(getattr(tf.Tensor, name, None)), name
 
