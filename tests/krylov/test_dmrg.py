@@ -54,3 +54,15 @@ def test_schedule_and_errors():
         tf.tn.dmrg([tf.ones((1, 2, 2))], 8)
     with pytest.raises(ShapeError, match="mps0"):
         tf.tn.dmrg(mpo.heisenberg_mpo(6), 8, mps0=tf.tn.random_mps(5, 4))
+
+
+def test_a_warm_start_is_not_taken_for_convergence():
+    """A good ``mps0`` barely moves under the first sweeps' loose local tolerance (1e-4): the
+    unchanged energy must not end the run before the local solves have tightened. (L=10 at
+    D=32 is exact; a run that stopped after the loose sweeps kept the start's 1e-7 error.)"""
+    H = mpo.heisenberg_mpo(10)
+    first = tf.tn.dmrg(H, 16, schedule=[8, 16], max_sweeps=2, progress=False)
+    assert first.energy - exact.heisenberg_ground_energy(10) > 1e-9
+    r = tf.tn.dmrg(H, 32, mps0=first.mps, schedule=[32], progress=False)
+    assert r.converged
+    np.testing.assert_allclose(r.energy, exact.heisenberg_ground_energy(10), rtol=1e-12)

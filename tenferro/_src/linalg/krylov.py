@@ -74,6 +74,7 @@ from ..ops import (
     zeros,
 )
 from . import _iterative as it
+from . import eigensolver as es
 from ._iterative import SolveInfo
 from .dense import _eps
 from .nonhermitian import EigResult
@@ -304,8 +305,8 @@ def _eig_forward(op_name, bop, n, dtype, device, k, which, hermitian, v0, tol, n
             f"jit. Call it outside jit (derivatives still work: they are implicit)."
         )
     if n <= dense_below:
-        return it.dense_eig(bop.matvec, n, dtype, device, k, which, hermitian)
-    res = it.krylov_schur(bop.matvec, v0, k, which, hermitian, tol=tol, ncv=ncv,
+        return es.dense_eig(bop.matvec, v0, k, which, hermitian)
+    res = es.krylov_schur(bop.matvec, v0, k, which, hermitian, tol=tol, ncv=ncv,
                           maxiter=maxiter, rng=rng)
     if hermitian and k > 1:
         res = _complete_multiplets(bop, res, k, which, tol, ncv, maxiter, rng)
@@ -334,7 +335,7 @@ def _complete_multiplets(bop, res, k, which, tol, ncv, maxiter, rng):
             return bop.matvec(w) + matmul(X, matmul(it.adjoint(X), w)) * shift
 
         start = it.random_vector((n,), X.dtype, getattr(X, "device", None), rng)
-        chk = it.krylov_schur(mv, start, 1, which, True, tol=tol, ncv=ncv, maxiter=maxiter,
+        chk = es.krylov_schur(mv, start, 1, which, True, tol=tol, ncv=ncv, maxiter=maxiter,
                               rng=rng)
         nmv += chk.info.iterations
         cand = float(np.real(chk.values[0]))
@@ -342,10 +343,10 @@ def _complete_multiplets(bop, res, k, which, tol, ncv, maxiter, rng):
             break
         vals = np.append(vals, cand)
         X = concatenate([X, chk.vectors], axis=1)
-        order = it._order(vals, which)[:k]
+        order = es.order(vals, which)[:k]
         vals = vals[order]
         X = take(X, order, axis=1)
-    return it.RitzResult(vals, X, SolveInfo(nmv, res.info.converged, res.info.residual), scale)
+    return es.RitzResult(vals, X, SolveInfo(nmv, res.info.converged, res.info.residual), scale)
 
 
 def _hermitian_ncv(k, ncv):
@@ -384,8 +385,8 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
     if m != n:
         raise ShapeError(f"eigsh: the operator must be square, got shape {op.shape}.")
     _check_hermitian(op)
-    if which not in it._HERMITIAN_WHICH:
-        raise ValueError(f"eigsh: which must be one of {it._HERMITIAN_WHICH}, got {which!r}.")
+    if which not in es.HERMITIAN_WHICH:
+        raise ValueError(f"eigsh: which must be one of {es.HERMITIAN_WHICH}, got {which!r}.")
     k = int(k)
     if not 1 <= k <= n:
         raise ShapeError(f"eigsh: k must be in 1..{n} for an operator of shape {op.shape}, "
@@ -555,10 +556,10 @@ def _next_eigenvalue(bop, V, wv, which, scale, tol, ncv, maxiter, seed):
             return bop.matvec(x) + matmul(V, matmul(Vh, x)) * sigma
     rng = np.random.default_rng(seed + 7)
     if n <= 2 * ncv:
-        res = it.dense_eig(mv, n, V.dtype, getattr(V, "device", None), 1, which, True)
+        res = es.dense_eig(mv, V[:, 0], 1, which, True)
     else:
         start = it.random_vector((n,), V.dtype, getattr(V, "device", None), rng)
-        res = it.krylov_schur(mv, start, 1, which, True, tol=tol, ncv=ncv, maxiter=maxiter,
+        res = es.krylov_schur(mv, start, 1, which, True, tol=tol, ncv=ncv, maxiter=maxiter,
                               rng=rng)
     return float(np.real(res.values[0])) if len(res.values) else None
 
@@ -580,8 +581,8 @@ def eigs(A, k: int = 1, which: str = "LM", v0=None, *, tol: float = 1e-12,
     m, n = op.shape
     if m != n:
         raise ShapeError(f"eigs: the operator must be square, got shape {op.shape}.")
-    if which not in it._GENERAL_WHICH:
-        raise ValueError(f"eigs: which must be one of {it._GENERAL_WHICH}, got {which!r}.")
+    if which not in es.GENERAL_WHICH:
+        raise ValueError(f"eigs: which must be one of {es.GENERAL_WHICH}, got {which!r}.")
     k = int(k)
     if not 1 <= k <= n:
         raise ShapeError(f"eigs: k must be in 1..{n} for an operator of shape {op.shape}, "
@@ -634,9 +635,9 @@ def _left_eigenvectors(op, bop, lam, V, n, which, tol, ncv, maxiter, seed):
     start = it.random_vector((n,), V.dtype, getattr(V, "device", None), rng)
     kk = min(n, k + 2) if n > k + 2 else k
     if n <= 2 * ncv:
-        res = it.dense_eig(bop.rmatvec, n, V.dtype, getattr(V, "device", None), n, which, False)
+        res = es.dense_eig(bop.rmatvec, V[:, 0], n, which, False)
     else:
-        res = it.krylov_schur(bop.rmatvec, start, kk, which, False, tol=tol, ncv=ncv,
+        res = es.krylov_schur(bop.rmatvec, start, kk, which, False, tol=tol, ncv=ncv,
                               maxiter=maxiter, rng=rng)
         _warn_unconverged("eigs (left eigenvectors in the backward pass)", res.info)
     cols = []

@@ -27,18 +27,16 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.linalg.lapack import dstev as _dstev
 
 from .. import linalg, ops
 from ..errors import ShapeError
-from ..progress import Progress
+from ..linalg.vectors import ArrayVectors
 from ..tn import arguments as arg
 from ..tn.dispatch import register
-from ..tn.dmrg import DMRGResult, default_schedule, sweep_outcome, warn_if_unconverged
+from ..tn.dmrg_sweep import run, schedule_of
 from . import arguments as sarg
 from .fusion import fuse_legs, split_legs
 from .groups import U1, Symmetry
@@ -115,7 +113,8 @@ class _Arrays:
     a third of the module functions' argument handling (the loop does hundreds of thousands
     of small block operations). Code using it indexes every axis (``a[lo:hi, :]``), keeps to
     ``@``, ``.T`` on matrices and in-place updates of slices, all in the standard; small host
-    problems (the tridiagonal eigenproblem, the merged spectrum) go through ``to_host``."""
+    problems (the merged spectrum) go through ``to_host``; the local eigensolver gets
+    ``vectors`` (``linalg.vectors.ArrayVectors``, the same backend)."""
 
     def __init__(self, backend):
         self.numpy = backend is None
@@ -131,16 +130,8 @@ class _Arrays:
             self.to_host = backend.to_numpy
             self.concat = xp.concat
         self.zeros, self.asarray, self.svd = xp.zeros, xp.asarray, xp.linalg.svd
+        self.vectors = ArrayVectors(backend)  # the local eigensolver's vector operations
 
-    def is_complex(self, dtype) -> bool:
-        return np.dtype(dtype).kind == "c" if self.numpy else \
-            self.xp.isdtype(dtype, "complex floating")
-
-    def vdot_real(self, a, b) -> float:
-        """Re <a, b> on the host (a Python float)."""
-        if self.numpy:
-            return float(np.vdot(a, b).real)
-        return float(self.xp.real(self.xp.vecdot(a, b)))
 
 
 # ------------------------------------------------------------------ environments
@@ -436,63 +427,6 @@ class _Heff:
         return out
 
 
-def _lowest(mv, v0, tol, ncv, ar, maxiter=100):
-    """Lowest eigenpair of the Hermitian map ``mv`` on flat arrays (its result may be a
-    buffer reused by the next call: it is read once): Lanczos with full
-    reorthogonalisation, restarted from the Ritz vector (warm starts make one or two restarts
-    the rule). Converged when ||H x - e x|| <= tol * max(1, |e|). Returns (e, x, products).
-    Forward only, on the array namespace: the tenferro Krylov solvers' per-operation cost
-    (they are differentiable and device-generic through tensors) would dominate the small
-    symmetric blocks' products."""
-    n = v0.shape[0]
-    m = max(1, min(ncv, n))
-    cplx = ar.is_complex(v0.dtype)
-    dot = ar.vdot_real
-    x = v0 / math.sqrt(dot(v0, v0)) if n else v0
-    nmv, e, res, b = 0, 0.0, math.inf, math.inf
-    V = ar.zeros((m, n), dtype=v0.dtype)
-    for _ in range(maxiter):
-        V[0, :] = x
-        w = mv(x)
-        nmv += 1
-        alphas, betas = [], []
-        for j in range(m):
-            a = dot(V[j, :], w)
-            alphas.append(a)
-            w = w - a * V[j, :]  # (a new array: mv's result is its own buffer)
-            if j:
-                w -= betas[-1] * V[j - 1, :]
-            Vj = V[: j + 1, :]
-            w -= ((ar.conj(Vj) if cplx else Vj) @ w) @ Vj  # full reorthogonalisation
-            b = math.sqrt(dot(w, w))
-            e, y = _tridiagonal_lowest(alphas, betas)
-            res = b * abs(y[-1])
-            if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)) or j == m - 1:
-                break
-            betas.append(b)
-            V[j + 1, :] = w / b
-            w = mv(V[j + 1, :])
-            nmv += 1
-        x = ar.asarray(y, dtype=V.dtype) @ V[: j + 1, :]
-        x = x / math.sqrt(dot(x, x))
-        if res <= tol * max(1.0, abs(e)) or b <= 1e-14 * max(1.0, abs(e)):
-            break
-    return e, x, nmv
-
-
-def _tridiagonal_lowest(alphas, betas):
-    """Lowest eigenpair of the real symmetric tridiagonal matrix (diagonal ``alphas``,
-    off-diagonal ``betas``): LAPACK's stev directly (numpy's eigh costs three times as much
-    in argument checks at these sizes)."""
-    if len(alphas) == 1:
-        return float(alphas[0]), np.ones(1)
-    w, z, info = _dstev(np.asarray(alphas), np.asarray(betas))
-    if info != 0:  # pragma: no cover - stev does not fail on finite input
-        T = np.diag(alphas) + np.diag(betas, 1) + np.diag(betas, -1)
-        w, z = np.linalg.eigh(T)
-    return float(w[0]), z[:, 0]
-
-
 def _truncate(spectra, max_rank, cutoff):
     """Per block, how many of its values (descending) survive the truncation of the merged
     spectrum of the normalised state (``tenferro.linalg.truncation_rank``); also the kept
@@ -718,7 +652,76 @@ def _check_mps0(mpo, mps0, charge):
 
 
 # --------------------------------------------------------------------------- DMRG
-_LOOSE_TOL = 1e-4  # the first sweeps' local Lanczos tolerance (as tenferro.tn.dmrg)
+class _BlockChain:
+    """The block-sparse DMRG's state for ``tn.dmrg_sweep.run``: the MPO and the MPS on raw
+    block arrays (``_Sites``), the enlarged environments ``LW[i] = L_i W_i`` (sites < i
+    contracted) and ``WR[i] = W_i R_i`` (sites > i), and the plans and packings reused
+    across bond steps."""
+
+    name = "symmetric DMRG"
+    op = "symmetric.dmrg"
+
+    def __init__(self, W: list, mps: list, ar: _Arrays, dtype, device):
+        self.W, self.start, self.ar, self.dtype, self.device = W, mps, ar, dtype, device
+        self.sites = len(W)
+        self.vectors = ar.vectors
+
+    def prepare(self) -> None:
+        W, mps, ar, L = self.W, self.start, self.ar, self.sites
+        sym = W[0].symmetry
+
+        def one(legs):
+            cls = _structure_class(tuple(legs), sym.identity)
+            return cls._trusted({tuple(leg.charges[0] for leg in legs):
+                                 ar.xp.ones((1, 1, 1), dtype=self.dtype)})
+
+        a0, al = mps[0].legs[0], mps[-1].legs[2]
+        self.LW, self.WR = LW, WR = [None] * L, [None] * L
+        self.Wm = Wm = [_mpo_matrices(w, ar) for w in W]
+        self.plans = plans = {}  # environment-build plans per block structure (this run)
+        self.packings = {}
+        LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], ar, plans)
+        WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]),
+                              Wm[L - 1][1], ar, plans)
+        # right-canonicalise the start (kept as right factors A[l, (s r)]) and build the
+        # right environments on the way
+        rights = [None] * L
+        cur = fuse_legs(mps[L - 1], [1, 2], dual=True)
+        for i in range(L - 1, 0, -1):
+            US, rights[i], _ = _split_theta(cur, ar, None, None, False)
+            cur = _left_to_right(_theta(fuse_legs(mps[i - 1], [0, 1]), US), ar)
+            WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], rights[i], W[i].legs[0], ar),
+                                  Wm[i - 1][1], ar, plans)
+        rights[0] = cur
+        self.mps = _Sites(rights, ar)
+
+    def local(self, i: int) -> tuple:
+        # theta[(l s), (t r)] from A_i as [(l s), r] and A_{i+1} as [l, (t r)]
+        theta = _theta(self.mps.left(i), self.mps.right(i + 1))
+        pk = self.packings.get(type(theta))
+        if pk is None:
+            pk = self.packings[type(theta)] = _Packing(type(theta), self.ar)
+        return pk.pack(theta, self.dtype), _Heff(self.LW[i], self.WR[i + 1], pk, self.ar), pk
+
+    def split(self, i: int, v, pk, max_rank: int, cutoff: float, right: bool) -> float:
+        W, ar = self.W, self.ar
+        A, B, disc = _split_theta(pk.unpack(v), ar, max_rank, cutoff, right)
+        self.mps.set_left(i, A)
+        self.mps.set_right(i + 1, B)
+        if right:
+            self.LW[i + 1] = _build_lw(_next_left(self.LW[i], A, W[i].legs[1], ar), W[i + 1],
+                                       self.Wm[i + 1][0], ar, self.plans)
+        else:
+            self.WR[i] = _build_wr(W[i], _next_right(self.WR[i + 1], B, W[i + 1].legs[0], ar),
+                                   self.Wm[i][1], ar, self.plans)
+        return disc
+
+    def max_bond(self) -> int:
+        return self.mps.max_bond()
+
+    def result(self) -> tuple:
+        mps = [self.mps.plain(i, self.device) for i in range(self.sites)]
+        return mps, max(a.legs[2].dim for a in mps[:-1])
 
 
 @arg.checked(where="symmetric.dmrg", max_rank=arg.SIZE,
@@ -738,7 +741,8 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     ``schedule`` gives the bond dimension per sweep, ``mps0`` is an initial symmetric MPS
     ``A[l, s, r]`` (charge conventions in the module docstring; default random in the
     sector). The ground state search is forward only: it runs on the blocks' arrays (module
-    docstring). ``progress``/``callback``: the per-sweep record of ``tenferro.tn.dmrg``."""
+    docstring). ``progress``/``callback``: the per-sweep record of ``tenferro.tn.dmrg``, whose
+    sweep (schedule, local solver, convergence test) this one shares."""
 
     if not isinstance(mpo, Sequence) or len(mpo) < 2 or not all(
             isinstance(w, SymmetricTensor) and w.ndim == 4 for w in mpo):
@@ -746,7 +750,6 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
                          "symmetric MPO tensors W[l, r, out, in] (see mpo_from_dense).")
     sym = mpo[0].symmetry
     charge = None if charge is None else sym.validate(charge, "symmetric.dmrg")
-    L = len(mpo)
     device = mpo[0].device
     mpo = list(mpo)
     if mps0 is not None:
@@ -758,92 +761,16 @@ def dmrg(mpo: Sequence[SymmetricTensor], max_rank: int = 64, *, charge=None, mps
     W = [_to_raw(w.astype(dtype)) for w in mpo]
     ar = _Arrays(None if isinstance(next(iter(W[0].blocks.values())), np.ndarray)
                  else first.backend)
-    sched = [min(int(x), int(max_rank)) for x in (schedule or default_schedule(max_rank))]
+    sched = schedule_of(max_rank, schedule)
     if mps0 is not None:
         mps = [_to_raw(a.astype(dtype)) for a in mps0]
     else:
         mps = _random_mps(mpo, charge, sched[0], dtype, seed)
     if not ar.numpy and mps0 is None:
         mps = [type(a)._trusted({k: ar.asarray(b) for k, b in a.blocks.items()}) for a in mps]
-    t0 = time.perf_counter()
-
-    def one(legs):
-        cls = _structure_class(tuple(legs), sym.identity)
-        return cls._trusted({tuple(l.charges[0] for l in legs): ar.xp.ones((1, 1, 1), dtype=dtype)})
-
-    a0, al = mps[0].legs[0], mps[-1].legs[2]
-    # LW[i] = L_i W_i (sites < i contracted), WR[i] = W_i R_i (sites > i contracted)
-    LW, WR = [None] * L, [None] * L
-    Wm = [_mpo_matrices(w, ar) for w in W]
-    plans: dict = {}  # environment-build plans per block structure (this run's MPO)
-    packings: dict = {}
-    LW[0] = _build_lw(one([a0, W[0].legs[0].flip(), a0.flip()]), W[0], Wm[0][0], ar, plans)
-    WR[L - 1] = _build_wr(W[L - 1], one([al, W[-1].legs[1].flip(), al.flip()]),
-                          Wm[L - 1][1], ar, plans)
-    # right-canonicalise the start (kept as right factors A[l, (s r)]) and build the right
-    # environments on the way
-    rights = [None] * L
-    cur = fuse_legs(mps[L - 1], [1, 2], dual=True)
-    for i in range(L - 1, 0, -1):
-        US, rights[i], _ = _split_theta(cur, ar, None, None, False)
-        cur = _left_to_right(_theta(fuse_legs(mps[i - 1], [0, 1]), US), ar)
-        WR[i - 1] = _build_wr(W[i - 1], _next_right(WR[i], rights[i], W[i].legs[0], ar),
-                              Wm[i - 1][1], ar, plans)
-    rights[0] = cur
-    sites = _Sites(rights, ar)
-    energies, energy, prev = [], math.nan, math.nan
-    converged, disc_max, sweep = False, 0.0, 0
-    local_tol = _LOOSE_TOL
-    change, at_final = math.inf, False
-    with Progress("symmetric DMRG", max_sweeps, progress, monitor="dE", tol=None,
-                  callback=callback, unit="sweep") as p:
-        for sweep in range(max_sweeps):
-            D = sched[min(sweep, len(sched) - 1)]
-            disc_max, nmv = 0.0, 0
-            order = ([(i, True) for i in range(L - 1)] if sweep % 2 == 0
-                     else [(i, False) for i in range(L - 2, -1, -1)])
-            for i, right in order:
-                # theta[(l s), (t r)] from A_i as [(l s), r] and A_{i+1} as [l, (t r)]
-                theta = _theta(sites.left(i), sites.right(i + 1))
-                pk = packings.get(type(theta))
-                if pk is None:
-                    pk = packings[type(theta)] = _Packing(type(theta), ar)
-                v0 = pk.pack(theta, dtype)
-                energy, v, k = _lowest(_Heff(LW[i], WR[i + 1], pk, ar), v0, local_tol, ncv, ar)
-                nmv += k
-                A, B, disc = _split_theta(pk.unpack(v), ar, D, cutoff, right)
-                disc_max = max(disc_max, disc)
-                sites.set_left(i, A)
-                sites.set_right(i + 1, B)
-                if right:
-                    LW[i + 1] = _build_lw(_next_left(LW[i], A, W[i].legs[1], ar), W[i + 1],
-                                          Wm[i + 1][0], ar, plans)
-                else:
-                    WR[i] = _build_wr(W[i], _next_right(WR[i + 1], B, W[i + 1].legs[0], ar),
-                                      Wm[i][1], ar, plans)
-            energies.append(energy)
-            change = abs(energy - prev) if not math.isnan(prev) else math.inf
-            p.tol = tol * max(abs(energy), 1e-300)  # the convergence test's threshold
-            p.min_left = max(len(sched) - 1 - sweep, 0)  # sweeps before the final D
-            p.update(sweep + 1, energy=energy, dE=energy - prev, D=sites.max_bond(),
-                     trunc_err=disc_max, products=nmv)
-            used = local_tol
-            at_final = D >= sched[-1] and sweep >= len(sched) - 1
-            converged, local_tol = sweep_outcome(energy, change, tol, local_tol, at_final)
-            if converged and used >= _LOOSE_TOL:
-                # a warm start (mps0) barely moves under the first sweeps' loose local
-                # tolerance: an unchanged energy is no convergence until the solves tightened
-                converged = False
-                local_tol = min(_LOOSE_TOL, max(1e-12, math.sqrt(
-                    change / max(abs(energy), 1e-300)) * 1e-3))
-            if converged:
-                break
-            prev = energy
-    warn_if_unconverged("symmetric.dmrg", converged, sweep + 1, energy, change, tol, at_final)
-    mps = [sites.plain(i, device) for i in range(L)]
-    maxb = max(a.legs[2].dim for a in mps[:-1])
-    return DMRGResult(energy, mps, energies, maxb, disc_max, sweep + 1, converged,
-                      time.perf_counter() - t0)
+    return run(_BlockChain(W, mps, ar, dtype, device), sched, cutoff=cutoff,
+               max_sweeps=max_sweeps, tol=tol, ncv=ncv, seed=seed, progress=progress,
+               callback=callback)
 
 
 register("dmrg", SymmetricTensor, dmrg)

@@ -16,7 +16,8 @@ One iteration:
    C^H``, ``l = C^H C`` their non-trivial fixed points; the projector term removes the
    eigenvalue 1), both with ``tenferro.linalg.linsolve`` (GMRES, warm-started);
 3. AC and C become the lowest eigenvectors of the effective Hamiltonians ``H_AC`` and
-   ``H_C`` (``tenferro.linalg.eigsh``, warm-started, tolerance following the gradient);
+   ``H_C`` (Krylov-Schur, ``linalg.eigensolver.lowest_eigenpair``, as the DMRGs' local
+   solver; warm-started, tolerance following the gradient);
 4. AL and AR are the best isometries with ``AL C ~ AC ~ C AR``: products of polar factors,
    ``AL = polar(AC) polar(C)^H``, ``AR = polar(C)^H polar(AC)``.
 
@@ -43,7 +44,8 @@ import numpy as np
 from .. import linalg, ops
 from ..contract.api import einsum
 from ..errors import ShapeError
-from ..linalg import LinearOperator, eigsh, linsolve
+from ..linalg import LinearOperator, linsolve
+from ..linalg.eigensolver import lowest_eigenpair
 from ..progress import warn_unconverged
 from . import arguments as arg
 from .mpo import heisenberg_bond, tfim_bond  # noqa: F401  (the chain Hamiltonians)
@@ -272,14 +274,16 @@ def _apply_hc(env, j, AR_next, C):
 
 
 def _lowest(apply, x, tol, seed):
+    """The lowest eigenvector of ``apply`` (forward only; the local solver of the DMRGs),
+    warm-started from ``x``."""
     shape = tuple(x.shape)
     n = int(np.prod(shape))
-    op = LinearOperator(lambda v: ops.reshape(apply(ops.reshape(v, shape)), (n,)), (n, n),
-                        x.dtype)
-    res = eigsh(op, 1, "SA", v0=ops.reshape(x, (n,)), tol=tol, seed=seed, ncv=min(20, n))
-    v = ops.reshape(res.eigenvectors[:, 0], shape)
-    # eigsh fixes the phase of the largest entry; align with x instead so AC and C keep
-    # their relative phase (AL = polar(AC) polar(C)^H needs it)
+    _, v, _ = lowest_eigenpair(lambda v: ops.reshape(apply(ops.reshape(v, shape)), (n,)),
+                               ops.reshape(ops.stop_gradient(x), (n,)), tol=tol,
+                               ncv=min(20, n), maxiter=300, rng=np.random.default_rng(seed))
+    v = ops.reshape(v, shape)
+    # align the phase with x so AC and C keep their relative phase (AL = polar(AC)
+    # polar(C)^H needs it)
     ov = ops.sum(ops.conj(v) * x)
     mag = float(ops.abs(ov))
     return v * (ov / mag).astype(v.dtype) if mag > 0 else v
