@@ -23,6 +23,7 @@ import itertools
 import numbers
 import sys
 
+from .caches import BoundedCache
 from .errors import ShapeError
 
 _ids = itertools.count()
@@ -369,14 +370,12 @@ class Sym:
         return out
 
 
-_memo: dict = {}  # (op, operand keys) -> result: shapes repeat the same arithmetic a lot
+# (op, operand keys) -> result: shapes repeat the same arithmetic a lot
+_memo = BoundedCache("symbolic size arithmetic", 50000)
 
 
 def _remember(key, value):
-    if len(_memo) > 50000:
-        _memo.clear()
-    _memo[key] = value
-    return value
+    return _memo.put(key, value)
 
 
 def _mono_mul(m1, m2):
@@ -545,7 +544,7 @@ def decide(a, op: str, b):
 
 
 _ENUM_LIMIT = 4096  # at most this many combinations of symbol values are tried exhaustively
-_enum_cache: dict = {}
+_enum_cache = BoundedCache("symbolic size proofs", 10000)
 
 
 def _nonneg(e, depth: int = 6) -> bool:
@@ -570,9 +569,7 @@ def _for_all(e: Sym, test: str) -> bool:
         ok = (lambda v: v >= 0) if test == ">=0" else (lambda v: v != 0)
         r = n <= _ENUM_LIMIT and all(
             ok(e.evaluate(dict(zip(syms, vals)))) for vals in itertools.product(*ranges))
-        if len(_enum_cache) > 10000:
-            _enum_cache.clear()
-        _enum_cache[key] = r
+        _enum_cache.put(key, r)
     return r
 
 

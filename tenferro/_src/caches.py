@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-import threading
-
-_REGISTRY: dict[str, BoundedCache] = {}
-
+from chainrules.caches import REGISTRY as _REGISTRY
+from chainrules.caches import BoundedCache
 
 __all__ = [
     "BoundedCache",
     "clear",
     "sizes",
 ]
-
-
-class BoundedCache(dict):
-    """A dict holding at most ``maxsize`` entries (oldest inserted are dropped first).
-    Lookups are plain (atomic) dict reads; ``put`` takes a lock, since threads (the parallel
-    contraction executor, user threads) may evict at once."""
-
-    __slots__ = ("name", "maxsize", "_lock")
-
-    def __init__(self, name: str, maxsize: int):
-        super().__init__()
-        self.name, self.maxsize = name, int(maxsize)
-        self._lock = threading.Lock()
-        _REGISTRY[name] = self
-
-    def put(self, key, value):
-        with self._lock:
-            while len(self) >= self.maxsize:
-                del self[next(iter(self))]
-            self[key] = value
-        return value
 
 
 def sizes() -> dict[str, tuple[int, int]]:

@@ -12,11 +12,12 @@ import re
 
 import opt_einsum as oe
 
+from ..caches import BoundedCache
 from ..errors import ShapeError
 
 # --------------------------------------------------------------------------- optimize
 
-_NAMES: dict = {}  # validated optimizer names
+_NAMES = BoundedCache("validated optimizer names", 256)
 
 
 def normalize_optimize(op: str, optimize):
@@ -48,7 +49,7 @@ def normalize_optimize(op: str, optimize):
                     f"or an explicit path such as [(0, 1), (0, 1)]."
                 ) from None
             known = ("name", name, name)
-        _NAMES[optimize] = known
+        _NAMES.put(optimize, known)
         return known
     if isinstance(optimize, oe.paths.PathOptimizer):
         return "optimizer", optimize, None

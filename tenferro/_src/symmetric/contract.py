@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import ops
+from ..caches import BoundedCache
 from ..errors import DTypeError, ShapeError
 from . import arguments as sarg
 from ._blockops import ops_of
@@ -19,7 +20,7 @@ from .tensor import SymmetricTensor, _structure_class, symmetric_rule
 
 __all__ = ["einsum", "ncon", "tensordot"]
 
-_PLANS: dict = {}
+_PLANS = BoundedCache("symmetric contraction plans", 8192)
 
 
 def _norm_axes(axes, nx, ny):
@@ -78,9 +79,7 @@ def _plan(x: SymmetricTensor, y: SymmetricTensor, ax, ay):
             ko = tuple(kx[i] for i in fx) + tuple(ky[i] for i in fy)
             pairs.setdefault(ko, []).append((kx, ky))
     plan = (_structure_class(legs, charge), tuple((ko, tuple(v)) for ko, v in pairs.items()))
-    if len(_PLANS) > 8192:
-        _PLANS.clear()
-    _PLANS[key] = plan
+    _PLANS.put(key, plan)
     return plan
 
 

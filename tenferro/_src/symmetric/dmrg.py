@@ -32,6 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import linalg, ops
+from ..caches import BoundedCache
 from ..errors import ShapeError
 from ..linalg.vectors import ArrayVectors
 from ..tn import arguments as arg
@@ -145,7 +146,7 @@ class _Arrays:
 #   of ``(qd, array [v n, n'])``, ``n'`` the output column sector ``(t' d)``.
 #
 # Built block pair by block pair into place (every output entry gets exactly one term).
-_PAIRS: dict = {}
+_PAIRS = BoundedCache("symmetric DMRG block pairs", 4096)
 
 
 def _pair_fusion(a: Leg, b: Leg, dual: bool):
@@ -173,9 +174,7 @@ def _pair_fusion(a: Leg, b: Leg, dual: bool):
             where[pair] = (qf, off)
             off += n
         dims[qf] = off
-    if len(_PAIRS) > 4096:
-        _PAIRS.clear()
-    _PAIRS[key] = hit = (where, dims)
+    hit = _PAIRS.put(key, (where, dims))
     return hit
 
 

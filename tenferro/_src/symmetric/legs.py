@@ -26,6 +26,7 @@ import numpy as np
 
 from chainrules.symbolic import Sym, size_range
 
+from ..caches import BoundedCache
 from ..errors import DTypeError, ShapeError
 from ..tn.arguments import FLAG, checked, describe, size
 from . import arguments as sarg
@@ -156,7 +157,7 @@ def _sector(item) -> tuple:
     return q, d
 
 
-_FUSION_CACHE: dict = {}
+_FUSION_CACHE = BoundedCache("symmetric leg fusions", 4096)
 
 
 def resolve_leg(leg: Leg, env: dict) -> Leg:
@@ -198,9 +199,7 @@ def _fusion_map(parts: tuple, dual: bool) -> dict:
             entries.append((tuple(q for q, _ in combo), off, dims))
             off += math.prod(dims)
         out[qf] = (entries, off)
-    if len(_FUSION_CACHE) > 4096:
-        _FUSION_CACHE.clear()
-    _FUSION_CACHE[key] = out
+    _FUSION_CACHE.put(key, out)
     return out
 
 
@@ -218,13 +217,11 @@ def fused_leg(parts: Sequence[Leg], dual: bool = False) -> Leg:
         raise ShapeError(f"fuse_legs: legs of different symmetries {[l.symmetry for l in parts]}.")
     fmap = _fusion_map(parts, dual)
     leg = Leg(sym, tuple((q, size) for q, (_, size) in fmap.items()), dual, parts)
-    if len(_FUSED_LEGS) > 4096:
-        _FUSED_LEGS.clear()
-    _FUSED_LEGS[(parts, dual)] = leg
+    _FUSED_LEGS.put((parts, dual), leg)
     return leg
 
 
-_FUSED_LEGS: dict = {}
+_FUSED_LEGS = BoundedCache("symmetric fused legs", 4096)
 
 
 @checked(symmetry=sarg.symmetry, charges=sarg.charges, dual=FLAG)

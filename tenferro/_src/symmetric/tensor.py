@@ -26,6 +26,7 @@ import numpy as np
 from chainrules.symbolic import Sym
 
 from .. import linalg, ops
+from ..caches import BoundedCache
 from ..core.tensor import Tensor
 from ..errors import ConcretizationError, DTypeError, ShapeError
 from ..pytree import register_pytree_node
@@ -39,7 +40,7 @@ __all__ = ["SymmetricTensor", "from_dense", "from_vector", "random", "to_dense",
 
 
 # ----------------------------------------------------------------- structures
-_ALLOWED: dict = {}
+_ALLOWED = BoundedCache("symmetric allowed sectors", 4096)
 
 
 def allowed_keys(legs: tuple, charge) -> tuple:
@@ -58,9 +59,7 @@ def allowed_keys(legs: tuple, charge) -> tuple:
             if last.has(q):
                 out.append(combo + (q,))
         hit = tuple(sorted(out))
-        if len(_ALLOWED) > 4096:
-            _ALLOWED.clear()
-        _ALLOWED[key] = hit
+        _ALLOWED.put(key, hit)
     return hit
 
 
