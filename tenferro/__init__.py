@@ -76,6 +76,9 @@ from . import (  # noqa: E402
     testing,
     tn,
 )
+from ._src import interop as _interop  # noqa: E402  (registrations with installed consumers)
+
+del _interop
 
 _api = [
     # submodules that are part of the API

@@ -14,3 +14,6 @@ CUPY_PRESENT = ("CPU-only check of a missing CuPy: CuPy is installed here (run t
 def torch(module: str = "torch"):
     """``module`` (``torch`` or one of its submodules), or skip with the reason above."""
     return pytest.importorskip(module, reason=TORCH)
+EINOPS = "einops interop test: needs einops (the `test` extra: pip install -e '.[test]')"
+COMPAT = ("array_api_compat interop test: needs array-api-compat (the `test` extra: "
+          "pip install -e '.[test]')")
