@@ -46,7 +46,8 @@ TENFERRO = {
 
 # The NumPy surface and tenferro.fft / tenferro.special (design/numpy-surface.md)
 NUMPY_SURFACE = {
-    "acos", "acosh", "append", "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "argsort",
+    "acos", "acosh", "allclose", "append", "arccos", "arccosh", "arcsin", "arcsinh", "arctanh",
+    "argsort", "isclose",
     "array_split", "asin", "asinh", "atanh", "atleast_2d", "atleast_3d", "ceil", "column_stack",
     "cross", "deg2rad", "degrees", "diff", "dsplit", "dstack", "exp2", "fabs", "fft", "fliplr",
     "flipud", "floor", "floor_divide", "fmax", "fmin", "fmod", "gradient", "hsplit", "hstack",

@@ -143,6 +143,7 @@ from .indexing import _At, getitem, index_add, scatter_add, setitem, take
 from .misc import astype, copy, stop_gradient, to_device
 from .namespace import array_namespace  # Tensor.__array_namespace__ (not public)
 from .numpy_math import (
+    allclose,
     cross,
     deg2rad,
     degrees,
@@ -150,6 +151,7 @@ from .numpy_math import (
     fmax,
     fmin,
     hypot,
+    isclose,
     logaddexp,
     logaddexp2,
     nan_to_num,
@@ -262,6 +264,7 @@ __all__ = [
     "acosh",
     "add",
     "all",
+    "allclose",
     "amax",
     "amin",
     "angle",
@@ -356,6 +359,7 @@ __all__ = [
     "hsplit",
     "hstack",
     "hypot",
+    "isclose",
     "iinfo",
     "imag",
     "index_add",

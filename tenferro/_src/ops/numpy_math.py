@@ -25,8 +25,12 @@ from ._base import (
 from .elementwise import (
     abs,
     divide,
+    equal,
     imag,
+    isfinite,
     isnan,
+    less_equal,
+    logical_and,
     logical_not,
     logical_or,
     maximum,
@@ -38,9 +42,11 @@ from .elementwise import (
     where,
 )
 from .misc import stop_gradient
+from .reductions import all as all_
 from .shape import moveaxis, stack
 
 __all__ = [
+    "allclose",
     "cross",
     "deg2rad",
     "degrees",
@@ -48,6 +54,7 @@ __all__ = [
     "fmax",
     "fmin",
     "hypot",
+    "isclose",
     "logaddexp",
     "logaddexp2",
     "nan_to_num",
@@ -264,3 +271,27 @@ def select(condlist, choicelist, default=0) -> Tensor:
         out = where(c, v, out)
     return tensor_of(out) if not isinstance(out, Tensor) else out
 
+
+
+def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """NumPy's ``isclose``: ``|a - b| <= atol + rtol |b|`` elementwise (not symmetric in a and
+    b, as NumPy); infinities are close only to the same infinity, NaN to nothing unless
+    ``equal_nan``. A boolean result: no gradient."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not v >= 0:
+            raise ShapeError(f"isclose: {name} must be a number >= 0, got {v!r:.40}.")
+    a, b = operands("isclose", a, b)
+    a, b = stop_gradient(a), stop_gradient(b)
+    finite = logical_and(isfinite(a), isfinite(b))
+    fa, fb = where(finite, a, 0), where(finite, b, 0)  # no inf - inf where they are not finite
+    out = where(finite, less_equal(abs(fa - fb), atol + rtol * abs(fb)), equal(a, b))
+    if equal_nan:
+        out = logical_or(out, logical_and(isnan(a), isnan(b)))
+    return out
+
+
+def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """NumPy's ``allclose``: whether ``isclose`` holds everywhere (a Python bool, as NumPy's;
+    under ``jit`` the values are not known, so it raises ``ConcretizationError``)."""
+    return bool(all_(isclose(a, b, rtol, atol, equal_nan)))
