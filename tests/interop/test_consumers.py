@@ -4,6 +4,10 @@ tenferro's backend (registered at import) and ``einops.array_api`` runs on the n
 is checked under ``grad``, ``jit`` and ``vmap`` against the same computation written with
 tenferro's own functions."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -163,3 +167,24 @@ def test_quimb_runs_on_tenferro_tensors_through_autoray():
     minus[1] -= h_ * d
     fd = (float(np.real(energy(*plus))) - float(np.real(energy(*minus)))) / (2 * h_)
     assert abs(np.sum(g * d) - fd) < 1e-7 * max(1.0, abs(fd))
+
+
+def test_scipy_array_api_mode_returns_tenferro_tensors_with_gradients():
+    """With ``SCIPY_ARRAY_API=1`` (read when SciPy is imported, so in a fresh process) SciPy's
+    array-API functions take tenferro's namespace: ``special.logsumexp`` and ``fft.fft`` return
+    tenferro tensors, and their gradients are softmax and 2 N x."""
+    code = (
+        "import numpy as np, tenferro as tf, scipy.special as ss, scipy.fft as sf\n"
+        "x = tf.tensor(np.arange(5.0))\n"
+        "assert isinstance(ss.logsumexp(x), tf.Tensor) and isinstance(sf.fft(x), tf.Tensor)\n"
+        "g = tf.grad(lambda t: ss.logsumexp(t))(x).numpy()\n"
+        "e = np.exp(np.arange(5.0)); assert np.allclose(g, e / e.sum(), rtol=1e-14)\n"
+        "g = tf.grad(lambda t: tf.sum(tf.abs(sf.fft(t)) ** 2))(x).numpy()\n"
+        "assert np.allclose(g, 10 * np.arange(5.0), atol=1e-12)\n"
+        "print('ok')\n")
+    env = dict(os.environ, SCIPY_ARRAY_API="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
