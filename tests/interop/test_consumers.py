@@ -113,7 +113,7 @@ def test_quimb_runs_on_tenferro_tensors_through_autoray():
     energy written with quimb differentiates (against central finite differences)."""
     qu = pytest.importorskip("quimb", reason="quimb interop test: needs quimb (the `test` "
                              "extra: pip install -e '.[test]')")
-    qtn = pytest.importorskip("quimb.tensor")
+    qtn = pytest.importorskip("quimb.tensor", reason="quimb interop test: needs quimb")
 
     def on_tenferro(tn):
         tn.apply_to_arrays(tf.tensor)
