@@ -66,6 +66,7 @@ from . import (  # noqa: E402
     distributed,
     errors,
     fft,
+    interop,
     lax,
     linalg,
     nn,
@@ -82,7 +83,7 @@ del _interop
 
 _api = [
     # submodules that are part of the API
-    "autograd", "caches", "distributed", "errors", "fft", "lax", "linalg", "nn", "optim",
+    "autograd", "caches", "distributed", "errors", "fft", "interop", "lax", "linalg", "nn", "optim",
     "pytree", "special", "symmetric", "testing", "tn",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64",

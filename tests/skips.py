@@ -17,3 +17,5 @@ def torch(module: str = "torch"):
 EINOPS = "einops interop test: needs einops (the `test` extra: pip install -e '.[test]')"
 COMPAT = ("array_api_compat interop test: needs array-api-compat (the `test` extra: "
           "pip install -e '.[test]')")
+SKLEARN = ("scikit-learn interop test: needs scikit-learn (the `test` extra: "
+           "pip install -e '.[test]')")

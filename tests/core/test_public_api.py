@@ -16,7 +16,7 @@ import tenferro.special
 
 TENFERRO = {
     "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
-    "caches", "testing", "tn",
+    "caches", "testing", "tn", "interop",
     "add", "amax", "amin", "angle", "arange", "arctan", "arctan2", "argmax", "argmin",
     "asarray", "astype", "atan", "atan2", "atleast_1d", "autograd_grad", "bool", "distributed",
     "broadcast_shapes", "broadcast_to", "checkpoint", "checkpoint_loop", "clamp", "clip",
@@ -54,6 +54,7 @@ NUMPY_SURFACE = {
     "hypot", "log10", "log2", "logaddexp", "logaddexp2", "mod", "nan_to_num", "partition",
     "rad2deg", "radians", "remainder", "repeat", "roll", "rot90", "round", "select", "sinc", "sort",
     "special", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
+    "indices",  # NumPy's index grids (quimb's circuits build gates with it)
     # bitwise operations (array API names, NumPy's and PyTorch's other spellings)
     "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or",
     "bitwise_right_shift", "bitwise_xor", "invert", "left_shift", "right_shift",
@@ -76,7 +77,8 @@ LINALG_ARRAY_API = {
 
 # PyTorch's spellings (tenferro/ops/torch_spellings.py, design/numpy-surface.md)
 TORCH_SURFACE = {
-    "autograd", "bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
+    "autograd", "bmm", "cat", "complex", "flatten", "from_numpy", "gather", "index_select",
+    "is_complex",
     "masked_fill", "numel", "randint", "randperm", "relu", "topk",
 }
 

@@ -169,6 +169,7 @@ def test_quimb_runs_on_tenferro_tensors_through_autoray():
     assert abs(np.sum(g * d) - fd) < 1e-7 * max(1.0, abs(fd))
 
 
+@pytest.mark.numpy_only  # a fresh process on the default backend
 def test_scipy_array_api_mode_returns_tenferro_tensors_with_gradients():
     """With ``SCIPY_ARRAY_API=1`` (read when SciPy is imported, so in a fresh process) SciPy's
     array-API functions take tenferro's namespace: ``special.logsumexp`` and ``fft.fft`` return
@@ -188,3 +189,27 @@ def test_scipy_array_api_mode_returns_tenferro_tensors_with_gradients():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def _fresh_process(check: str) -> None:
+    env = dict(os.environ, SCIPY_ARRAY_API="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-m", "tests.interop.fresh_process_checks", check],
+                         env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+@pytest.mark.numpy_only  # a fresh process on the default backend
+def test_scipy_stats_array_api_functions_differentiate():
+    """``scipy.stats`` functions that support the array API (zscore, skew, kurtosis, gmean,
+    variation, moment): NumPy's values, gradients equal to finite differences."""
+    _fresh_process("scipy_stats")
+
+
+@pytest.mark.numpy_only  # a fresh process on the default backend
+def test_scikit_learn_array_api_dispatch():
+    """scikit-learn's ``array_api_dispatch``: PCA and LinearDiscriminantAnalysis fit,
+    transform and predict on tenferro tensors (tests/interop/fresh_process_checks.py)."""
+    pytest.importorskip("sklearn", reason=skips.SKLEARN)
+    _fresh_process("sklearn")

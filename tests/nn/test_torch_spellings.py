@@ -394,3 +394,41 @@ def test_functional_inplace_forms_on_non_leaves(op):
         np.testing.assert_allclose(run(torch, TF, True), want, rtol=1e-12, atol=1e-15)
     finally:
         torch.set_default_dtype(old)
+
+
+def test_complex_from_real_and_imaginary_parts():
+    """``torch.complex(re, im)``: float32 -> complex64, float64 -> complex128, broadcast;
+    linear, so a real loss's gradient splits into the cotangent's real and imaginary parts."""
+    re = np.array([[1.0, -2.0], [0.5, 3.0]])
+    im = np.array([0.25, -1.5])
+    z = tf.complex(tf.tensor(re), tf.tensor(im))
+    np.testing.assert_array_equal(z.numpy(), re + 1j * im)
+    assert z.dtype == np.complex128
+    assert tf.complex(tf.tensor(re, dtype=tf.float32), tf.tensor(im, dtype=tf.float32)).dtype \
+        == np.complex64
+    w = np.array([[1.0 - 2j, 0.5j], [3.0, -1.0 + 1j]])
+
+    def loss(a, b):
+        return tf.sum(tf.real(tf.complex(a, b) * tf.tensor(w)))
+
+    ga, gb = tf.grad(loss, argnums=(0, 1))(tf.tensor(re), tf.tensor(im))
+    np.testing.assert_allclose(ga.numpy(), w.real, rtol=1e-15)
+    np.testing.assert_allclose(gb.numpy(), -w.imag.sum(0), rtol=1e-15)
+    with pytest.raises(DTypeError, match="complex: real and imag must share a floating dtype"):
+        tf.complex(tf.tensor([1, 2]), tf.tensor([1.0, 2.0]))
+    torch = skips.torch()
+    t = torch.complex(torch.tensor(re), torch.tensor(im))
+    np.testing.assert_array_equal(t.numpy(), z.numpy())
+
+
+@pytest.mark.parametrize("dims", [(2, 3), (4,), (2, 0, 3), (), (1, 2, 3)])
+def test_indices_is_numpys(dims):
+    got, want = tf.indices(dims), np.indices(dims)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got.numpy(), want)
+    for g, w in zip(tf.indices(dims, sparse=True), np.indices(dims, sparse=True)):
+        assert g.shape == w.shape
+        np.testing.assert_array_equal(g.numpy(), w)
+    assert tf.indices(dims, dtype=tf.float64).dtype == np.float64
+    g = tf.jit(lambda x: x + tf.indices((2, 3))[1])(tf.zeros((2, 3), dtype=tf.int64))
+    np.testing.assert_array_equal(g.numpy(), np.indices((2, 3))[1])

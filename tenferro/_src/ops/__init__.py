@@ -41,6 +41,7 @@ from .creation import (
     full,
     full_like,
     get_rng_state,
+    indices,
     linspace,
     manual_seed,
     meshgrid,
@@ -215,6 +216,7 @@ from .torch_spellings import __all__ as _torch_spellings
 from .torch_spellings import (
     bmm,
     cat,
+    complex,
     flatten,
     from_numpy,
     gather,
@@ -362,6 +364,7 @@ __all__ = [
     "isclose",
     "iinfo",
     "imag",
+    "indices",
     "index_add",
     "inner",
     "invert",

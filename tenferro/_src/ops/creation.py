@@ -351,6 +351,25 @@ def meshgrid(*arrays, indexing: str = "xy") -> list:
     return out
 
 
+def indices(dimensions, dtype=None, sparse: bool = False, device=None):
+    """NumPy's ``indices``: a grid of index tensors, stacked into shape ``(len(dimensions),
+    *dimensions)`` (or, ``sparse=True``, a tuple of broadcastable ones). Integer (int64 by
+    default), so without derivative."""
+    dims = tuple(as_int("indices", "dimensions", d) for d in dimensions)
+    if any(d < 0 for d in dims):
+        raise ShapeError(f"indices: negative dimension in {dims}.")
+    dt = np.dtype(np.int64) if dtype is None else _dtype_arg("indices", dtype)
+    if sparse:
+        return tuple(bind(P.iota_p, shape=tuple(n if a == axis else 1 for a in range(len(dims))),
+                          dimension=axis, dtype=dt, device=device)
+                     for axis, n in enumerate(dims))
+    grids = [bind(P.iota_p, shape=(1, *dims), dimension=axis + 1, dtype=dt, device=device)
+             for axis in range(len(dims))]
+    if not grids:
+        return zeros((0,), dt, device)
+    return grids[0] if len(grids) == 1 else bind(P.concatenate_p, *grids, dimension=0)
+
+
 # ------------------------------------------------------------------ random numbers
 class _RNG(threading.local):
     def __init__(self):

@@ -169,6 +169,23 @@ def relu(input) -> Tensor:
     return where(less_equal(x, 0), zeros_like(x), x)
 
 
+def complex(real, imag) -> Tensor:
+    """PyTorch's ``torch.complex``: ``real + 1j * imag`` from two real tensors of one floating
+    dtype (float32 -> complex64, float64 -> complex128), broadcast together. Linear in both:
+    the gradient of a real loss is the cotangent's real part for ``real`` and its imaginary
+    part for ``imag`` (tenferro's convention, dL/dRe z + i dL/dIm z)."""
+    re, im = tensor_of(real), tensor_of(imag, like=real)
+    if re.dtype != im.dtype or re.dtype.kind != "f":
+        raise DTypeError(
+            f"complex: real and imag must share a floating dtype, got {re.dtype} and "
+            f"{im.dtype}; cast them first (x.astype(tenferro.float64)).")
+    return astype(re, _COMPLEX_OF[re.dtype]) + 1j * im
+
+
+_COMPLEX_OF = {np.dtype("float32"): np.dtype("complex64"),
+               np.dtype("float64"): np.dtype("complex128")}
+
+
 def numel(input) -> int:
     """The number of elements (PyTorch's ``numel``; NumPy's ``size``)."""
     return tensor_of(input).size
@@ -219,5 +236,5 @@ def randperm(n: int, *, dtype=int64, device=None) -> Tensor:
     return _from_host(_rng.gen.permutation(n), dtype, device)
 
 
-__all__ = ["bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
+__all__ = ["bmm", "cat", "complex", "flatten", "from_numpy", "gather", "index_select", "is_complex",
            "masked_fill", "numel", "randint", "randperm", "relu", "topk"]
