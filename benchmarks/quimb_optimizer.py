@@ -2,11 +2,10 @@
 
 The task quimb users run: the ground state of the 10-site Heisenberg chain as an MPS (D = 8)
 by 60 L-BFGS steps of <psi|H|psi>/<psi|psi> (MPO, real float64). For each backend: the whole
-optimisation end to end (tracing/compilation included, the number users wait for), and one
-warm value-and-gradient evaluation (median); the
-first run of each backend is reported apart (it pays for tracing and compilation). Backends: tenferro with and without ``jit``
-(``tenferro.interop.quimb.register()``), PyTorch, JAX (x64) when installed. Threads are pinned
-to one core (benchmarks/_common.py).
+optimisation end to end (the number users wait for; the first run, which pays for tracing and
+compilation, is reported apart) and one warm value-and-gradient evaluation (median).
+Backends: tenferro with and without ``jit`` (``tenferro.interop.quimb.register()``), PyTorch,
+JAX (x64) when installed. Threads are pinned to one core (benchmarks/_common.py).
 
     python benchmarks/quimb_optimizer.py [--steps 60] [--repeat 3]
 """

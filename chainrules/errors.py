@@ -26,6 +26,12 @@ class IndexOutOfBoundsError(ShapeError, IndexError):
     as NumPy's and PyTorch's out-of-range indices are."""
 
 
+class IndexShapeError(ShapeError, IndexError):
+    """An index does not fit the shape of the tensor it indexes: a boolean mask whose shape is
+    not that of the axes it selects (each mask size must equal the axis size, or be 0). Also an
+    ``IndexError``, as NumPy's error and the array API standard's are."""
+
+
 class AxisError(ShapeError, IndexError):
     """An axis argument is out of range for the operand's rank (NumPy's ``AxisError``, also an
     ``IndexError`` as the array API standard asks)."""

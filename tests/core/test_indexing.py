@@ -83,3 +83,24 @@ def test_iteration_and_len():
     assert len(x) == 3
     rows = list(x)
     np.testing.assert_array_equal(rows[2].numpy(), X[2])
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (3, 2), (2, 3, 1), (3,), (0, 3), (2, 0),
+                                   (0,), (0, 0), (2, 3), ()])
+def test_mask_shapes_follow_numpy(shape):
+    """A boolean mask's sizes must each be the indexed axis's size or 0 (NumPy's rule); any
+    other mask raises ``IndexShapeError``, an ``IndexError`` as NumPy's and the array API's."""
+    from tenferro.errors import IndexShapeError
+
+    x = np.arange(6.0).reshape(2, 3)
+    mask = np.zeros(shape, bool)
+    try:
+        want = x[mask]
+    except IndexError:
+        with pytest.raises(IndexShapeError, match="boolean mask of shape"):
+            tf.tensor(x)[tf.tensor(mask)]
+        with pytest.raises(IndexError):
+            tf.tensor(x)[tf.tensor(mask)]
+        return
+    got = tf.tensor(x)[tf.tensor(mask)]
+    assert got.shape == want.shape

@@ -7,6 +7,8 @@ against this surface runs unchanged in eager mode, traced mode and under every t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import DTypeError, GradientError, GraphError, ShapeError
@@ -34,6 +36,14 @@ class Tensor:
         tenferro function of the same name; a function tenferro lacks runs NumPy's on the
         values unless that would drop a gradient or needs a traced value (then it raises)."""
         return _numpy.array_function(func, types, args, kwargs)
+
+    if TYPE_CHECKING:  # each subclass converts in its own way (an eager tensor reads its
+        # value, a tracer refuses or concretizes); declared here so that type checkers accept
+        # float(loss), int(n), complex(z) and bool(flag) on a Tensor
+        def __float__(self) -> float: ...
+        def __int__(self) -> int: ...
+        def __complex__(self) -> complex: ...
+        def __bool__(self) -> bool: ...
 
     # ----------------------------------------------------------- abstract surface
     @property

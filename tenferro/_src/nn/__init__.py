@@ -1,8 +1,16 @@
 """Implementation of ``tenferro.nn`` (its docstring is the user documentation)."""
 
+# ruff: noqa: F405  (the names of __all__ come from the star imports below)
+
 from . import functional
 from .modules import *  # noqa: F403
-from .modules import __all__ as _modules_all
 
-__all__ = sorted(["functional", *_modules_all])
-del _modules_all
+# a literal list, the form type checkers read (tests/core/test_public_api.py checks it)
+__all__ = [
+    "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
+    "BatchNorm2d", "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "ELU", "Embedding",
+    "Flatten", "GELU", "GroupNorm", "HuberLoss", "Identity", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict",
+    "ModuleList", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax",
+    "Softplus", "Tanh", "functional", "functional_call"
+]

@@ -16,7 +16,13 @@ from ..caches import BoundedCache
 from ..core.dispatch import bind
 from ..core.eager import EagerTensor, _wrap
 from ..core.tensor import Tensor, index_view
-from ..errors import ConcretizationError, DTypeError, ShapeError, named_argument_errors
+from ..errors import (
+    ConcretizationError,
+    DTypeError,
+    IndexShapeError,
+    ShapeError,
+    named_argument_errors,
+)
 from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import add, multiply, where
 from .searching import nonzero
@@ -80,14 +86,16 @@ def _check_mask(mask_shape, x, idx, k):
     else:
         axis = sum(_consumed(i) for i in before)
     dims = tuple(x.shape[axis:axis + len(mask_shape)])
-    if len(dims) == len(mask_shape) and 0 in tuple(mask_shape):
-        return  # an empty mask selects nothing (NumPy accepts it along any sizes)
+    # each mask size is the axis size, or 0 (an empty mask selects nothing; NumPy accepts a 0
+    # along any axis, but no other mismatch)
     if len(dims) != len(mask_shape) or any(
-            d.__class__ is int and d != m for d, m in zip(dims, mask_shape)):
-        raise ShapeError(
+            d.__class__ is int and d != m and not (m.__class__ is int and m == 0)
+            for d, m in zip(dims, mask_shape)):
+        raise IndexShapeError(
             f"indexing: a boolean mask of shape {tuple(mask_shape)} does not match the indexed "
             f"axes {axis}..{axis + len(mask_shape) - 1} of a tensor of shape {tuple(x.shape)} "
-            f"(sizes {dims}); a mask must have exactly the shape of the axes it selects from."
+            f"(sizes {dims}); a mask must have exactly the shape of the axes it selects from "
+            f"(or size 0 along any of them)."
         )
 
 
