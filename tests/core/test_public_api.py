@@ -350,3 +350,32 @@ def test_tn_unitcell_ipeps_exports_exactly_the_api():
     for name in TN_UNITCELL:
         doc = getattr(tenferro.tn, name).__doc__
         assert doc and len(doc.strip()) > 20, f"tenferro.tn.{name} has no docstring"
+
+
+def test_literal_all_lists_are_the_union_of_their_modules():
+    """Packages that gather their modules' names by star imports list them again, literally,
+    in ``__all__`` (the form type checkers read, tests/typing): that list is exactly the union
+    of the star-imported modules' ``__all__`` plus the public submodules it names."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    root = Path(tf.__file__).parent / "_src"
+    checked = 0
+    for init in sorted(root.rglob("__init__.py")):
+        pkg = ".".join(init.relative_to(root.parents[1]).parent.parts)
+        tree = ast.parse(init.read_text())
+        starred = [n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.level == 1
+                   and n.module and any(a.name == "*" for a in n.names)]
+        if not starred:
+            continue
+        module = importlib.import_module(pkg)
+        union = set().union(*(importlib.import_module(f"{pkg}.{m}").__all__ for m in starred))
+        submodules = {n for n in module.__all__
+                      if isinstance(getattr(module, n), types.ModuleType)}
+        assert set(module.__all__) == union | submodules, (pkg, set(module.__all__) ^ union)
+        assert isinstance(ast.literal_eval(next(
+            n.value for n in tree.body if isinstance(n, ast.Assign)
+            and any(getattr(t, "id", None) == "__all__" for t in n.targets))), list), pkg
+        checked += 1
+    assert checked >= 3
