@@ -285,6 +285,7 @@ def test_numpy_defaults_that_differ_from_tenferros_are_reviewed():
         ("numpy.linalg.svd", "full_matrices"): "filled",  # NumPy's full U and Vh
         ("numpy.einsum", "optimize"): "same",  # the contraction order changes the speed only
         ("numpy.eye", "dtype"): "same",  # NumPy's float / None: float64, tenferro's default
+        ("numpy.indices", "dtype"): "same",  # NumPy's int: int64, tenferro's default
         ("numpy.linspace", "dtype"): "same",
         ("numpy.ones", "dtype"): "same",
         ("numpy.zeros", "dtype"): "same",

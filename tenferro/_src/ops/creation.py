@@ -355,6 +355,9 @@ def indices(dimensions, dtype=None, sparse: bool = False, device=None):
     """NumPy's ``indices``: a grid of index tensors, stacked into shape ``(len(dimensions),
     *dimensions)`` (or, ``sparse=True``, a tuple of broadcastable ones). Integer (int64 by
     default), so without derivative."""
+    if isinstance(dimensions, Tensor) or not hasattr(dimensions, "__iter__"):
+        raise ShapeError(f"indices: dimensions must be a sequence of sizes such as (2, 3), "
+                         f"got {type(dimensions).__name__} {dimensions!r:.40}.")
     dims = tuple(as_int("indices", "dimensions", d) for d in dimensions)
     if any(d < 0 for d in dims):
         raise ShapeError(f"indices: negative dimension in {dims}.")
