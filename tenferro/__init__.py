@@ -14,8 +14,9 @@ spell one call differently, design/array-api.md lists the decisions.
 
 import math as _math
 
-from chainrules.dtypes import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
-from chainrules.dtypes import (
+# the dtypes: numpy.dtype objects that are also callable like NumPy's scalar types (ScalarType)
+from ._src.ops.numpy_names import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
+from ._src.ops.numpy_names import (  # noqa: I001
     complex64,
     complex128,
     float32,

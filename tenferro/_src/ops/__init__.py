@@ -142,6 +142,11 @@ from .elementwise import (
 from .indexing import _At, getitem, index_add, scatter_add, setitem, take
 from .misc import astype, copy, stop_gradient, to_device
 from .namespace import array_namespace  # Tensor.__array_namespace__ (not public)
+from .numpy_names import __all__ as _numpy_names
+from .numpy_names import (  # noqa: F401  (re-exported through __all__)
+    array, c_, dtype, iscomplex, iscomplexobj, isrealobj, ndarray, ndim, r_, real_if_close,
+    rollaxis, row_stack,
+)
 from .numpy_math import (
     allclose,
     cross,
@@ -487,3 +492,4 @@ __all__ = [
     "zeros_like",
 ]
 __all__ += _torch_spellings  # PyTorch's spellings (torch_spellings.py)
+__all__ += _numpy_names  # NumPy names legacy autograd code uses (numpy_names.py)
