@@ -137,7 +137,6 @@ from .elementwise import (
     tan,
     tanh,
     trunc,
-    where,
 )
 from .indexing import _At, getitem, index_add, scatter_add, setitem, take
 from .misc import astype, copy, stop_gradient, to_device
@@ -145,7 +144,7 @@ from .namespace import array_namespace  # Tensor.__array_namespace__ (not public
 from .numpy_names import __all__ as _numpy_names
 from .numpy_names import (  # noqa: F401  (re-exported through __all__)
     array, c_, dtype, iscomplex, iscomplexobj, isrealobj, ndarray, ndim, r_, real_if_close,
-    rollaxis, row_stack,
+    rollaxis, row_stack, where,
 )
 from .numpy_math import (
     allclose,
@@ -487,7 +486,6 @@ __all__ = [
     "vecdot",
     "vsplit",
     "vstack",
-    "where",
     "zeros",
     "zeros_like",
 ]

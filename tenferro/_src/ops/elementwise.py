@@ -427,21 +427,9 @@ def clip(x, /, min=None, max=None, *, a_min=None, a_max=None) -> Tensor:
 clamp = clip
 
 
-_NO_VALUE = object()  # where's x/y not given (None is no tensor either, but a clearer error)
-
-
-def where(condition, x=_NO_VALUE, y=_NO_VALUE):
+def where(condition, x, y) -> Tensor:
     """Elementwise select: ``x`` where ``condition`` else ``y`` (broadcasting). The gradient
-    flows to the chosen branch only (zero cotangent to the other, none to ``condition``).
-
-    ``where(condition)`` alone is NumPy's ``nonzero(condition)`` (a tuple of index tensors)."""
-    if x is _NO_VALUE and y is _NO_VALUE:
-        from .searching import nonzero  # searching imports this module
-
-        return nonzero(condition)
-    if x is _NO_VALUE or y is _NO_VALUE:
-        raise ShapeError("where: give both x and y (a selection) or neither "
-                         "(where(condition) is nonzero(condition)).")
+    flows to the chosen branch only (zero cotangent to the other, none to ``condition``)."""
     cond = tensor_of(condition)
     if cond.dtype.kind != "b":
         cond = not_equal(cond, 0)

@@ -17,7 +17,8 @@ from ._base import astype, first_tensor, normalize_axis, tensor_of
 from .arrange import vstack
 from .creation import arange, asarray, linspace, zeros
 from .elementwise import imag, not_equal, real
-from .searching import concrete_or_none
+from .elementwise import where as _where
+from .searching import concrete_or_none, nonzero
 from .shape import concatenate, reshape, transpose
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "real_if_close",
     "rollaxis",
     "row_stack",
+    "where",
 ]
 
 dtype = np.dtype  # tensors' dtypes are numpy.dtype objects: tf.dtype("float32") == tf.float32
@@ -141,6 +143,23 @@ def rollaxis(a, axis: int, start: int = 0) -> Tensor:
     order = [i for i in range(n) if i != ax]
     order.insert(start, ax)
     return transpose(t, order)
+
+
+_NO_VALUE = object()  # where's x/y not given
+
+
+def where(condition, x=_NO_VALUE, y=_NO_VALUE):
+    """Elementwise select: ``x`` where ``condition`` else ``y`` (broadcasting). The gradient
+    flows to the chosen branch only (zero cotangent to the other, none to ``condition``).
+
+    ``where(condition)`` alone is NumPy's ``nonzero(condition)``: a tuple of int64 index
+    tensors, one per axis."""
+    if x is _NO_VALUE and y is _NO_VALUE:
+        return nonzero(condition)
+    if x is _NO_VALUE or y is _NO_VALUE:
+        raise ShapeError("where: give both x and y (a selection) or neither "
+                         "(where(condition) is nonzero(condition)).")
+    return _where(condition, x, y)
 
 
 def row_stack(tup) -> Tensor:
