@@ -113,3 +113,13 @@ _api = [
 ]
 __all__ = sorted(_api + list(_ops_all))
 del _api, _ops_all
+
+
+def __getattr__(name: str):
+    """Names NumPy has that tenferro refuses on purpose, with the reason (design/numpy-surface.md)."""
+    if name in ("float16", "half", "bfloat16"):
+        raise AttributeError(
+            f"tenferro has no {name}: its dtypes are the array API standard's (no 16-bit float; "
+            f"array_api_strict and the generated rule checks have none); use tenferro.float32."
+        )
+    raise AttributeError(f"module 'tenferro' has no attribute {name!r}")

@@ -59,7 +59,12 @@ def array(object, dtype=None, *, copy: bool | None = True, order: str | None = "
     nd = int(ndmin)
     if nd < 0:
         raise ShapeError(f"array: ndmin must be >= 0, got {ndmin}.")
-    out = asarray(object, dtype=dtype, copy=copy)
+    try:
+        out = asarray(object, dtype=dtype, copy=copy)
+    except (DTypeError, ShapeError) as e:  # asarray's checks, under this function's name
+        msg = str(e)
+        raise type(e)("array" + msg[len("asarray"):] if msg.startswith("asarray") else msg
+                      ) from None
     return _ndmin(out, nd)
 
 
@@ -82,8 +87,6 @@ def _dtype_of(x) -> np.dtype:
         return x.dtype
     if first_tensor(x) is not None:
         return tensor_of(x).dtype
-    if isinstance(x, (type, np.dtype, str)):  # NumPy accepts dtypes here too
-        return np.dtype(x)
     return np.asarray(x).dtype
 
 
