@@ -55,7 +55,7 @@ INTERNALS = {
     "test_list.py": "autograd.builtins.list containers",
     "test_tuple.py": "autograd.builtins.tuple containers",
     "test_logic.py": "autograd.extend.primitive / core.primitive_vjps",
-    "test_wrappers.py": "autograd's wrapper utilities (multigrad_dict, checkpoint, tracer.isbox...)",
+    "test_wrappers.py": "autograd's wrapper utilities (multigrad_dict, checkpoint, isbox)",
     "test_performance.py": "timing, no tests",
     "_test_complexity.py": "timing",
 }
@@ -172,7 +172,12 @@ def _build_modules(tf):
     ag.elementwise_grad = ag.deriv = elementwise_grad
     ag.holomorphic_grad = holomorphic_grad
     ag.make_vjp = make_vjp
-    ag.tuple, ag.list, ag.dict, ag.isinstance = builtins.tuple, builtins.list, builtins.dict, builtins.isinstance
+    ag.tuple, ag.list, ag.dict, ag.isinstance = (
+        builtins.tuple,
+        builtins.list,
+        builtins.dict,
+        builtins.isinstance,
+    )
     tu = types.ModuleType("autograd.test_util")
     tu.check_grads, tu.combo_check, tu.scalar_close = _make_check_grads(tf)
     ag.test_util = tu
@@ -222,21 +227,31 @@ def _make_check_grads(tf):
         return rebuild(x, out)
 
     def inner(a, b):
-        return sum(float(onp.real(onp.vdot(as_np(u), as_np(v)))) for u, v in zip(leaves(a), leaves(b), strict=True))
+        return sum(
+            float(onp.real(onp.vdot(as_np(u), as_np(v))))
+            for u, v in zip(leaves(a), leaves(b), strict=True)
+        )
 
     def axpy(alpha, v, x):
-        return rebuild(x, [as_np(xi) + alpha * as_np(vi) for xi, vi in zip(leaves(x), leaves(v), strict=True)])
+        return rebuild(
+            x, [as_np(xi) + alpha * as_np(vi) for xi, vi in zip(leaves(x), leaves(v), strict=True)]
+        )
 
     def numeric_jvp(f, x, v):
         plus, minus = f(axpy(eps / 2, v, x)), f(axpy(-eps / 2, v, x))
-        return rebuild(plus, [(as_np(p) - as_np(m)) / eps for p, m in zip(leaves(plus), leaves(minus), strict=True)])
+        return rebuild(
+            plus,
+            [(as_np(p) - as_np(m)) / eps for p, m in zip(leaves(plus), leaves(minus), strict=True)],
+        )
 
     def check_vjp(f, x):
         y, back = tf.vjp(f, x)
         xv, yv = randn_like(x), randn_like(y)
         exact = inner(xv, back(yv)[0])
         numeric = inner(yv, numeric_jvp(f, x, xv))
-        assert scalar_close(numeric, exact), f"VJP check failed: analytic {exact}, numeric {numeric}"
+        assert scalar_close(numeric, exact), (
+            f"VJP check failed: analytic {exact}, numeric {numeric}"
+        )
 
     def check_jvp(f, x):
         xv = randn_like(x)
@@ -250,7 +265,9 @@ def _make_check_grads(tf):
             check_jvp(f, x)
             if order > 1:
                 v = randn_like(x)
-                check_grads_nary(lambda x, v: tf.jvp(f, (x,), (v,))[1], (0, 1), modes, order - 1)(x, v)
+                check_grads_nary(lambda x, v: tf.jvp(f, (x,), (v,))[1], (0, 1), modes, order - 1)(
+                    x, v
+                )
         if "rev" in modes:
             check_vjp(f, x)
             if order > 1:
@@ -265,7 +282,9 @@ def _make_check_grads(tf):
 
             def f(x):
                 a = list(args)
-                for i, xi in zip(nums, x if isinstance(argnum, (tuple, list)) else (x,), strict=True):
+                for i, xi in zip(
+                    nums, x if isinstance(argnum, (tuple, list)) else (x,), strict=True
+                ):
                     a[i] = xi
                 return fun(*a, **kwargs)
 
@@ -310,7 +329,9 @@ class _Collector:
         if report.outcome == "failed":  # the file's every test fails
             path = str(report.fspath)
             with open(path) as fh:
-                names = [ln.split("(")[0].split()[-1] for ln in fh if ln.lstrip().startswith("def test_")]
+                names = [
+                    ln.split("(")[0].split()[-1] for ln in fh if ln.lstrip().startswith("def test_")
+                ]
             why = "collection: " + _reason(report)
             for name in names:
                 self.results[f"{os.path.basename(path)}::{name}"] = ("failed", why)
@@ -335,11 +356,15 @@ def _alarm(signum, frame):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkout", help="path of a HIPS/autograd checkout (its tests/ folder is run)")
+    parser.add_argument(
+        "checkout", help="path of a HIPS/autograd checkout (its tests/ folder is run)"
+    )
     parser.add_argument("--json", help="write every test's outcome and failure reason here")
     parser.add_argument("-k", default=None, help="pytest -k expression")
     parser.add_argument("--files", nargs="*", default=None, help="test files (default: both sides)")
-    parser.add_argument("--failures", action="store_true", help="print every failure with its reason")
+    parser.add_argument(
+        "--failures", action="store_true", help="print every failure with its reason"
+    )
     args = parser.parse_args(argv)
 
     import pytest
@@ -376,7 +401,10 @@ def main(argv=None) -> int:
                 continue
             total += c
             n = c["passed"] + c["failed"]
-            print(f"  {f:28s} {c['passed']:4d} / {n:4d} passed" + (f"  ({c['skipped']} skipped)" if c["skipped"] else ""))
+            print(
+                f"  {f:28s} {c['passed']:4d} / {n:4d} passed"
+                + (f"  ({c['skipped']} skipped)" if c["skipped"] else "")
+            )
         n = total["passed"] + total["failed"]
         if n:
             print(f"{side}: {total['passed']} / {n} = {100 * total['passed'] / n:.1f}%\n")

@@ -141,11 +141,6 @@ from .elementwise import (
 from .indexing import _At, getitem, index_add, scatter_add, setitem, take
 from .misc import astype, copy, stop_gradient, to_device
 from .namespace import array_namespace  # Tensor.__array_namespace__ (not public)
-from .numpy_names import __all__ as _numpy_names
-from .numpy_names import (  # noqa: F401  (re-exported through __all__)
-    array, c_, dtype, iscomplex, iscomplexobj, isrealobj, ndarray, ndim, r_, real_if_close,
-    rollaxis, row_stack, where,
-)
 from .numpy_math import (
     allclose,
     cross,
@@ -163,6 +158,22 @@ from .numpy_math import (
     radians,
     select,
     sinc,
+)
+from .numpy_names import __all__ as _numpy_names
+from .numpy_names import (  # noqa: F401  (re-exported through __all__)
+    array,
+    c_,
+    dtype,
+    iscomplex,
+    iscomplexobj,
+    isrealobj,
+    ndarray,
+    ndim,
+    r_,
+    real_if_close,
+    rollaxis,
+    row_stack,
+    where,
 )
 from .padding import pad
 from .products import dot, inner, kron, matmul, outer, tensordot, vdot, vecdot

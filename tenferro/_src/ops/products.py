@@ -13,7 +13,7 @@ from ..errors import DTypeError, ShapeError, named_argument_errors
 from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import conj, logical_and
 from .reductions import sum as sum_
-from .shape import reshape, transpose
+from .shape import reshape
 
 
 def _promote2(op, a, b):
