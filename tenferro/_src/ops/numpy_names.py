@@ -79,7 +79,17 @@ def ndim(a) -> int:
         return a.ndim
     if first_tensor(a) is not None:
         return tensor_of(a).ndim
-    return int(np.ndim(a))
+    return _host("ndim", a).ndim
+
+
+def _host(op: str, x) -> np.ndarray:
+    """Data that holds no tensor, as NumPy sees it (ragged or non-numeric data raises)."""
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise DTypeError(f"{op}: cannot read the {type(x).__name__} as an array ({e}); give a "
+                         f"tensor, a number or a rectangular array of numbers.") from None
+    return arr
 
 
 def _dtype_of(x) -> np.dtype:
@@ -87,7 +97,7 @@ def _dtype_of(x) -> np.dtype:
         return x.dtype
     if first_tensor(x) is not None:
         return tensor_of(x).dtype
-    return np.asarray(x).dtype
+    return _host("iscomplexobj", x).dtype
 
 
 def iscomplexobj(x) -> bool:
