@@ -14,22 +14,6 @@ spell one call differently, design/array-api.md lists the decisions.
 
 import math as _math
 
-from chainrules.dtypes import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
-from chainrules.dtypes import (
-    complex64,
-    complex128,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-)
-
 from ._src.autodiff.checkpoint import checkpoint, checkpoint_loop, saved_residuals
 from ._src.autodiff.custom import custom_jvp, custom_vjp
 from ._src.autodiff.eager import autograd_grad
@@ -48,6 +32,23 @@ from ._src.linalg import norm  # one norm (NumPy semantics), also tenferro.linal
 from ._src.ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
 from ._src.ops import __all__ as _ops_all
 from ._src.ops.namespace import __array_api_version__, __array_namespace_info__
+
+# the dtypes: numpy.dtype objects that are also callable like NumPy's scalar types (ScalarType)
+from ._src.ops.numpy_names import bool_ as bool  # noqa: A004  (tenferro.bool, like numpy/torch)
+from ._src.ops.numpy_names import (
+    complex64,
+    complex128,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, make_graph, trace
 
 __version__ = "0.1.0"
@@ -113,3 +114,13 @@ _api = [
 ]
 __all__ = sorted(_api + list(_ops_all))
 del _api, _ops_all
+
+
+def __getattr__(name: str):
+    """NumPy names tenferro refuses on purpose, with the reason (design/numpy-surface.md)."""
+    if name in ("float16", "half", "bfloat16"):
+        raise AttributeError(
+            f"tenferro has no {name}: its dtypes are the array API standard's (no 16-bit float; "
+            f"array_api_strict and the generated rule checks have none); use tenferro.float32."
+        )
+    raise AttributeError(f"module 'tenferro' has no attribute {name!r}")

@@ -58,6 +58,9 @@ NUMPY_SURFACE = {
     # bitwise operations (array API names, NumPy's and PyTorch's other spellings)
     "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or",
     "bitwise_right_shift", "bitwise_xor", "invert", "left_shift", "right_shift",
+    # names legacy (HIPS autograd) code uses (tenferro/_src/ops/numpy_names.py)
+    "array", "c_", "dtype", "iscomplex", "iscomplexobj", "isrealobj", "ndarray", "ndim", "r_",
+    "real_if_close", "rollaxis", "row_stack",
 }
 
 # The array API standard's names tenferro gained for it (design/array-api.md); the graph

@@ -289,6 +289,12 @@ def test_numpy_defaults_that_differ_from_tenferros_are_reviewed():
         ("numpy.linspace", "dtype"): "same",
         ("numpy.ones", "dtype"): "same",
         ("numpy.zeros", "dtype"): "same",
+        # np.linalg.eigh(t) means NumPy's lower triangle; tenferro's own default is the
+        # Hermitian part (design/numpy-surface.md), so NumPy's "L" is passed
+        ("numpy.linalg.eigh", "UPLO"): "filled",
+        ("numpy.linalg.eigvalsh", "UPLO"): "filled",
+        ("numpy.where", "x"): "same",  # neither given: nonzero(condition), as NumPy
+        ("numpy.where", "y"): "same",
     }
     found = {}
     for entry in protocols.tables().functions.values():

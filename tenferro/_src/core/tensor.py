@@ -439,9 +439,9 @@ class Tensor:
         """The conjugate transpose of the last two axes."""
         return _ops.conj(_ops.swapaxes(self, -1, -2))
 
-    def swapaxes(self, a, b):
-        """Swap axes ``a`` and ``b``."""
-        return _ops.swapaxes(self, a, b)
+    def swapaxes(self, axis1, axis2):
+        """Swap axes ``axis1`` and ``axis2`` (NumPy's names)."""
+        return _ops.swapaxes(self, axis1, axis2)
 
     def flatten(self, start_dim=0, end_dim=-1):
         """PyTorch's ``flatten(start_dim=0, end_dim=-1)``: merge those axes (inclusive). With

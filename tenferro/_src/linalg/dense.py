@@ -362,11 +362,18 @@ def lq(a, mode: str = "reduced", positive: bool = False):
 
 
 # ------------------------------------------------------------------- eigh & co.
-def eigh(a, eps: float | None = None) -> EighResult:
-    """Eigen-decomposition of the Hermitian part of ``a`` (ascending eigenvalues).
+def eigh(a, UPLO: str | None = None, *, eps: float | None = None) -> EighResult:  # noqa: N803
+    """Eigen-decomposition of a Hermitian matrix (ascending eigenvalues).
 
-    Gauge: the largest-magnitude entry of each eigenvector is real and positive. ``eps``: the
-    relative tie tolerance of the derivative (``default_eps``).
+    ``UPLO`` (NumPy's second argument): ``"L"`` or ``"U"`` reads only the lower or upper
+    triangle of ``a`` (the other is taken as its conjugate transpose, the diagonal's imaginary
+    part is ignored), exactly NumPy's meaning, and the derivative reaches only that triangle.
+    ``None`` (the default) uses the Hermitian part ``(a + a^H) / 2``: the same values for a
+    Hermitian ``a``, and a derivative that stays Hermitian. ``eps`` (keyword-only): the
+    relative tie tolerance of the derivative (``default_eps``); it used to be the second
+    positional argument, and a number there raises a ``TypeError`` naming ``eps=``.
+
+    Gauge: the largest-magnitude entry of each eigenvector is real and positive.
 
     To apply a function to a Hermitian matrix, call ``funm`` (or ``expm(a, hermitian=True)``,
     ``sqrtm``, ``logm``, ``powm``) instead of composing ``eigh`` with an elementwise function:
@@ -374,15 +381,37 @@ def eigh(a, eps: float | None = None) -> EighResult:
     divided differences of ``f`` that only ``funm`` computes; through ``eigh`` it is reported
     as undetermined (``DegeneracyWarning``). Gradients of losses that use whole eigenspaces
     (projectors, symmetric functions of a multiplet's eigenvalues) are exact at degeneracies."""
-    a = _matrix("eigh", a, square=True)
+    a = _triangle("eigh", _matrix("eigh", a, square=True), UPLO)
     w, v = bind(P.eigh_p, a, eps=_eps(eps, a.dtype))
     return _result(EighResult, (w, v))
 
 
-def eigvalsh(a, eps: float | None = None) -> Tensor:
-    """Eigenvalues (ascending) of the Hermitian part of ``a``."""
-    a = _matrix("eigvalsh", a, square=True)
+def eigvalsh(a, UPLO: str | None = None, *, eps: float | None = None) -> Tensor:  # noqa: N803
+    """Eigenvalues (ascending) of a Hermitian matrix; ``UPLO`` and ``eps`` as in ``eigh``."""
+    a = _triangle("eigvalsh", _matrix("eigvalsh", a, square=True), UPLO)
     return bind(P.eigvalsh_p, a, eps=_eps(eps, a.dtype))
+
+
+def _triangle(op: str, a: Tensor, uplo) -> Tensor:
+    """The Hermitian matrix NumPy's ``UPLO`` reads from ``a`` (``None``: ``a`` itself, whose
+    Hermitian part the primitive takes)."""
+    if uplo is None:
+        return a
+    if not isinstance(uplo, str):
+        raise DTypeError(
+            f"{op}: the second argument is NumPy's UPLO ('L' or 'U'), got "
+            f"{type(uplo).__name__} {uplo!r:.30}; the derivative's tie tolerance is the "
+            f"keyword eps= (linalg.{op}(a, eps={uplo!r:.30}))."
+        )
+    if uplo.upper() not in ("L", "U"):
+        raise DTypeError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r:.20}.")
+    n = a.shape[-1]
+    keep = np.tril(np.ones((n, n), dtype=bool)) if uplo.upper() == "L" else np.triu(
+        np.ones((n, n), dtype=bool))
+    strict = keep & ~np.eye(n, dtype=bool)
+    tri = where(keep, a, 0)
+    # the strict triangle mirrored (conjugated) into the other one; the diagonal counted once
+    return tri + _mH(where(strict, a, 0))
 
 
 def cholesky(a, upper: bool = False) -> Tensor:

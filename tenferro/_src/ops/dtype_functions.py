@@ -1,8 +1,9 @@
 """Data type functions of the array API standard: ``finfo``, ``iinfo``, ``result_type``,
 ``can_cast``, ``isdtype``.
 
-tenferro's dtypes are ``numpy.dtype`` objects (``tenferro.float64 is numpy.dtype('float64')``),
-so every function here also accepts NumPy's spellings (``numpy.float32``, ``"int8"``) and
+Tensors' dtypes are ``numpy.dtype`` objects, and ``tenferro.float64`` & co. are equal to them
+(and callable, ``numpy_names.ScalarType``), so every function here also accepts NumPy's
+spellings (``numpy.float32``, ``"int8"``) and
 tensors (their dtype). Promotion is ``chainrules.dtypes.result_type`` (NumPy 2's, with weak
 Python scalars), the one rule every operation uses.
 """

@@ -13,7 +13,7 @@ from ..errors import DTypeError, ShapeError, named_argument_errors
 from ._base import astype, broadcast_shapes_of, broadcast_to, normalize_axis, operands, tensor_of
 from .elementwise import conj, logical_and
 from .reductions import sum as sum_
-from .shape import reshape, transpose
+from .shape import reshape
 
 
 def _promote2(op, a, b):
@@ -109,8 +109,15 @@ def vdot(a, b) -> Tensor:
 
 
 def inner(a, b) -> Tensor:
-    """Inner product over the last axes (NumPy's ``inner``; no conjugation)."""
+    """Inner product over the last axes (NumPy's ``inner``; no conjugation). A 0-d operand
+    multiplies the other (NumPy)."""
     a, b = tensor_of(a), tensor_of(b)
+    if a.ndim == 0 or b.ndim == 0:
+        a, b = operands("inner", a, b)
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"inner: the last axes must have one length; got shapes "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}.")
     return tensordot(a, b, ((a.ndim - 1,), (b.ndim - 1,)))
 
 
@@ -124,16 +131,22 @@ def outer(a, b) -> Tensor:
 
 
 def kron(a, b) -> Tensor:
-    """Kronecker product of two matrices (or vectors)."""
+    """Kronecker product of tensors of any ranks (NumPy's ``kron``): the smaller rank is
+    padded with leading size-1 axes, and the result's axis k has length a.shape[k] *
+    b.shape[k], block (i, j) being a[i] * b. Bilinear: each product a_i b_j is exact."""
     a, b = tensor_of(a), tensor_of(b)
-    if a.ndim != b.ndim or a.ndim not in (1, 2):
-        raise ShapeError("kron: expects two vectors or two matrices.")
-    if a.ndim == 1:
-        return reshape(outer(a, b), (-1,))
-    (m, n), (p, q) = a.shape, b.shape
-    t = tensordot(a, b, 0)  # (m, n, p, q)
-
-    return reshape(transpose(t, (0, 2, 1, 3)), (m * p, n * q))
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + tuple(a.shape)
+    sb = (1,) * (nd - b.ndim) + tuple(b.shape)
+    # interleave: a as (a1, 1, a2, 1, ...), b as (1, b1, 1, b2, ...); their product's
+    # axes pair up as (a1, b1, a2, b2, ...)
+    ai = reshape(a, tuple(d for n in sa for d in (n, 1)))
+    bi = reshape(b, tuple(d for n in sb for d in (1, n)))
+    if a.dtype.kind == "b" and b.dtype.kind == "b":  # NumPy: bool products are logical and
+        t = logical_and(ai, bi)
+    else:
+        t = ai * bi
+    return reshape(t, tuple(m * n for m, n in zip(sa, sb)))
 
 
 def vecdot(x1, x2, /, axis: int = -1) -> Tensor:

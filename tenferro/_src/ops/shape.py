@@ -157,10 +157,10 @@ def _permutation(axes, ndim):
 permute_dims = transpose
 
 
-def swapaxes(x, a, b) -> Tensor:
-    """Exchange axes ``a`` and ``b``."""
-    x = tensor_of(x)
-    a, b = normalize_axis("swapaxes", a, x.ndim), normalize_axis("swapaxes", b, x.ndim)
+def swapaxes(a, axis1, axis2) -> Tensor:
+    """Exchange axes ``axis1`` and ``axis2`` (NumPy's signature)."""
+    x = tensor_of(a)
+    a, b = normalize_axis("swapaxes", axis1, x.ndim), normalize_axis("swapaxes", axis2, x.ndim)
     perm = list(range(x.ndim))
     perm[a], perm[b] = perm[b], perm[a]
     return transpose(x, perm)
