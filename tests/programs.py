@@ -279,6 +279,9 @@ PROGRAMS = [
     Program("solve_triangular_cho_solve", lambda a, b: tf.linalg.solve_triangular(
         a + 4 * tf.eye(3), b, trans=2, lower=True) + tf.linalg.cho_solve(
         (a + 4 * tf.eye(3), False), b), ((3, 3), (3, 2))),
+    # -- tenferro.signal: windows (im2col) and spectra (fft), both inputs differentiated
+    Program("signal_convolve_correlate", lambda x, y: tf.signal.convolve(x, y, "same", "direct")
+            + tf.signal.correlate(x, y, "same", "fft"), (S, (2, 3))),
 ]
 
 

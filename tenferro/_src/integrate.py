@@ -30,7 +30,7 @@ import numpy as np
 from .autodiff.custom import custom_vjp
 from .autodiff.reverse import vjp
 from .core.tensor import Tensor
-from .errors import DTypeError, ShapeError, check_callable
+from .errors import DTypeError, GradientError, ShapeError, check_callable
 from .linalg._iterative import value
 from .ops import (
     abs,
@@ -108,29 +108,48 @@ def _initial_step(fun, y0, f0, t0, rtol, atol):
     return minimum(100 * h0, h1)
 
 
-def _interval(fun, y, f, t, h, t_end, rtol, atol, mxstep, hmax, concrete, op):
-    """Integrate from ``t`` to ``t_end``: returns (y, f, t, h) at ``t_end``."""
+def _interval_eager(fun, y, f, t, h, t_end, rtol, atol, mxstep, hmax, op, tdt):
+    """Integrate from ``t`` to ``t_end`` with concrete values: the step control in Python
+    floats, the loop stopping when the interval is done."""
     k = 0
-    while True:
-        if concrete:
-            if bool(value(t >= t_end)):
-                return y, f, t, h
-            if mxstep is not None and k >= mxstep:
-                raise RuntimeError(
-                    f"{op}: the interval up to t = {float(value(t_end)):.6g} was not finished "
-                    f"after mxstep = {mxstep} step attempts (reached t = "
-                    f"{float(value(t)):.6g}, step {float(value(h)):.3g}); raise mxstep or "
-                    f"loosen rtol/atol (the problem may be stiff).")
-        elif k >= mxstep:
-            nan = float("nan")
-            return where(t >= t_end, y, nan), f, t, h
+    while t < t_end:
+        if mxstep is not None and k >= mxstep:
+            raise RuntimeError(
+                f"{op}: the interval up to t = {t_end:.6g} was not finished after mxstep = "
+                f"{mxstep} step attempts (reached t = {t:.6g}, step {h:.3g}); raise mxstep or "
+                f"loosen rtol/atol (the problem may be stiff).")
         k += 1
+        last = h >= t_end - t
+        h_try = t_end - t if last else h
+        y1, f1, err = _rk_step(fun, y, f, tensor_of(t, dtype=tdt), h_try)
+        ratio = float(value(_rms(err / (atol + rtol * maximum(abs(y), abs(y1))))))
+        if not math.isfinite(ratio):
+            raise RuntimeError(f"{op}: func returned non-finite values near t = {t:.6g} "
+                               f"(step {h_try:.3g}).")
+        factor = 10.0 if ratio == 0 else min(max(0.9 * ratio ** -0.2, 0.2), 10.0)
+        if ratio <= 1.0:
+            y, f = y1, f1
+            t = t_end if last else t + h_try
+            h = max(h_try * factor, h) if last else h_try * factor
+        else:
+            h = h_try * min(factor, 1.0)
+        if hmax is not None:
+            h = min(h, hmax)
+        if not t + h > t:
+            raise RuntimeError(f"{op}: the step size fell below the resolution of t at t = "
+                               f"{t:.6g} (a singularity of the solution?).")
+    return y, f, t, h
+
+
+def _interval_traced(fun, y, f, t, h, t_end, rtol, atol, mxstep, hmax):
+    """Integrate from ``t`` to ``t_end`` without values (under ``jit``): ``mxstep`` attempts,
+    each accepted or rejected by ``where``; an unfinished interval gives NaN."""
+    for _ in range(mxstep):
         remaining = t_end - t
         last = h >= remaining
         h_try = where(last, remaining, h)
         y1, f1, err = _rk_step(fun, y, f, t, h_try)
-        scale = atol + rtol * maximum(abs(y), abs(y1))
-        ratio = _rms(err / scale)
+        ratio = _rms(err / (atol + rtol * maximum(abs(y), abs(y1))))
         accept = ratio <= 1.0
         zero = ratio == 0
         factor = 0.9 * where(zero, 1.0, ratio) ** -0.2
@@ -145,14 +164,13 @@ def _interval(fun, y, f, t, h, t_end, rtol, atol, mxstep, hmax, concrete, op):
         f = where(accept, f1, f)
         t = where(accept, where(last, t_end, t + h_try), t)
         h = where(done, h, h_new)
-        if concrete and not bool(value(h > 0)):
-            raise RuntimeError(f"{op}: the step size fell to zero at t = {float(value(t)):.6g} "
-                               f"(a singularity, or non-finite values of func).")
+    return where(t >= t_end, y, float("nan")), f, t, h
 
 
 def _solve(fun, y0, ts, rtol, atol, mxstep, hmax, op):
     """y at every time of ``ts`` (increasing), as a (len(ts), n) tensor."""
-    concrete = value(ts) is not None and value(y0) is not None
+    tvals = value(ts)
+    concrete = tvals is not None and value(y0) is not None
     if not concrete and mxstep is None:
         raise ValueError(
             f"{op}: under jit (or make_graph) the step attempts are unrolled into the graph, so "
@@ -163,10 +181,18 @@ def _solve(fun, y0, ts, rtol, atol, mxstep, hmax, op):
     h = _initial_step(fun, y0, f, t0, rtol, atol)
     if hmax is not None:
         h = minimum(h, hmax)
-    y, t, out = y0, t0, [y0]
-    for i in range(1, ts.shape[0]):
-        y, f, t, h = _interval(fun, y, f, t, h, ts[i], rtol, atol, mxstep, hmax, concrete, op)
-        out.append(y)
+    y, out = y0, [y0]
+    if concrete:
+        t, h = float(tvals[0]), float(value(h))
+        for i in range(1, ts.shape[0]):
+            y, f, t, h = _interval_eager(fun, y, f, t, h, float(tvals[i]), rtol, atol, mxstep,
+                                         hmax, op, ts.dtype)
+            out.append(y)
+    else:
+        t = t0
+        for i in range(1, ts.shape[0]):
+            y, f, t, h = _interval_traced(fun, y, f, t, h, ts[i], rtol, atol, mxstep, hmax)
+            out.append(y)
     return stack(out)
 
 
@@ -264,6 +290,11 @@ def odeint(func, y0, t, *args, rtol: float = 1.4e-8, atol: float = 1.4e-8,
     def bwd(res, g):
         ys, tv_, params = res
         g = zeros_like(ys) if g is None else g
+        if value(g) is None and value(ys) is not None:  # staged in the cotangent: forward mode
+            raise GradientError(
+                f"{op}: forward-mode derivatives (jvp, jacfwd, hvp) are not available: the "
+                f"gradient is the adjoint method, a reverse-mode rule (its adaptive steps "
+                f"depend on the cotangent). Use grad, vjp or jacrev.")
         diff = [i for i, p in enumerate(params) if p.dtype.kind in "fc"]
         dparams = [params[i] for i in diff]
         adt = np.result_type(dt, *[p.dtype for p in dparams]) if dparams else dt
