@@ -8,9 +8,9 @@ from scipy import integrate as si
 
 import tenferro as tf
 from tenferro._src.pytree import tree_flatten
+from tenferro._src.testing import numerical_jvp, tree_inner
 from tenferro.integrate import odeint
 from tests.helpers import rand
-from tenferro._src.testing import numerical_jvp, tree_inner
 
 T = tf.tensor
 
