@@ -140,6 +140,20 @@ def test_adjoint_memory_does_not_grow_with_the_step_count():
     assert saved[0] == saved[1] == [(), (3,), (3, 4)]  # omega, ts, y at the 3 times
 
 
+def test_hmax_bounds_the_step_and_integer_input_is_promoted():
+    calls = []
+
+    def f(y, t):
+        calls.append(float(t))
+        return -y
+
+    ts = T(np.array([0.0, 1.0]))
+    y = odeint(f, T(np.array([1, 2])), ts, hmax=0.05).numpy()  # integers: float64
+    np.testing.assert_allclose(y[-1], np.exp(-1.0) * np.array([1.0, 2.0]), rtol=1e-7)
+    starts = sorted(set(calls))
+    assert np.max(np.diff(starts)) <= 0.05 + 1e-12 and len(calls) >= 6 * 20
+
+
 def test_errors():
     y0, ts = T(np.array([1.0])), T(np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match="odeint: t must be strictly increasing"):

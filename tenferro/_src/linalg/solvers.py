@@ -112,7 +112,9 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
 def cho_factor(a, lower: bool = False) -> tuple:
     """SciPy's ``cho_factor``: ``(c, lower)`` with ``c`` the Cholesky factor of the Hermitian
     positive-definite ``a`` in its ``lower`` (default upper) triangle and zeros in the other
-    (SciPy leaves arbitrary values there). Pass the pair to ``cho_solve``."""
+    (SciPy leaves arbitrary values there). Like ``cholesky`` it factors the Hermitian part
+    ``(a + a^H)/2`` (SciPy reads one triangle: the same for Hermitian ``a``), so the gradient
+    is Hermitian. Pass the pair to ``cho_solve``."""
     a = _matrix("cho_factor", a, square=True)
     return cholesky(a, upper=not lower), bool(lower)
 
