@@ -273,6 +273,15 @@ PROGRAMS = [
     Program("logsumexp_weights", lambda x, w: tf.logsumexp(x, 1, b=w)
             + tf.logsumexp(x, 0, b=-w, return_sign=True)[0].sum(), (S, S),
             dtypes=R, domain="pos"),
+    # -- SciPy's structured solves (tenferro.linalg.solvers): sylvester, triangular_solve
+    Program("solve_sylvester", lambda a, b, q: tf.linalg.solve_sylvester(
+        a + 4 * tf.eye(3), b + 4 * tf.eye(2), q), ((3, 3), (2, 2), (3, 2))),
+    Program("solve_triangular_cho_solve", lambda a, b: tf.linalg.solve_triangular(
+        a + 4 * tf.eye(3), b, trans=2, lower=True) + tf.linalg.cho_solve(
+        (a + 4 * tf.eye(3), False), b), ((3, 3), (3, 2))),
+    # -- tenferro.signal: windows (im2col) and spectra (fft), both inputs differentiated
+    Program("signal_convolve_correlate", lambda x, y: tf.signal.convolve(x, y, "same", "direct")
+            + tf.signal.correlate(x, y, "same", "fft"), (S, (2, 3))),
 ]
 
 

@@ -742,6 +742,63 @@ def _solve_transpose(b, ct, a, rhs):
     return None, b.bind(solve_p, b.mH(a), ct)
 
 
+# ========================================================================= sylvester
+sylvester_p = Primitive(
+    "sylvester", cost=_lapack_cost(lambda m, n: 10 * m**3),
+    convention="X solving A X + X B = Q (A: m x m, B: n x n, Q: m x n); linear in Q with "
+    "adjoint Y solving A^H Y + Y B^H = G; dX solves A dX + dX B = dQ - dA X - X dB. Unique "
+    "when no eigenvalue of A is minus one of B (otherwise SingularMatrixError)",
+)
+_batching.leading(sylvester_p)
+
+
+@sylvester_p.def_abstract_eval
+def _sylvester_aval(a, b_, q):
+    _require_matrix("sylvester", a, square=True)
+    _require_matrix("sylvester", b_, square=True)
+    _require_matrix("sylvester", q)
+    _require_same_batch_and_dtype("sylvester", a, q)
+    _require_same_batch_and_dtype("sylvester", b_, q)
+    if q.shape[-2] != a.shape[-1] or q.shape[-1] != b_.shape[-1]:
+        raise ShapeError(
+            f"sylvester: the right-hand side {fmt_aval(q)} must be (..., m, n) for A "
+            f"{fmt_aval(a)} (m x m) and B {fmt_aval(b_)} (n x n)."
+        )
+    return q
+
+
+sylvester_p.def_impl(lambda xp, a, b_, q: _lapack(
+    xp, "sylvester", lambda: xp.linalg_ext.solve_sylvester(a, b_, q), a,
+    "A and -B share an eigenvalue, so A X + X B = Q has no unique solution",
+    "Shift A or B (the equation is singular when an eigenvalue of A is minus one of B).", b_,
+    q))
+
+
+@sylvester_p.def_jvp
+def _sylvester_jvp(b, primals, tangents):
+    """A X + X B = Q: A dX + dX B = dQ - dA X - X dB, another Sylvester solve."""
+    (a, bm, q), (da, dbm, dq) = primals, tangents
+    x = b.bind(sylvester_p, a, bm, q)
+    t = dq
+    if type(da) is not Zero:
+        t = b.sub(t, b.matmul(da, x))
+    if type(dbm) is not Zero:
+        t = b.sub(t, b.matmul(x, dbm))
+    if type(t) is Zero:
+        return x, _zero(x)
+    return x, b.bind(sylvester_p, a, bm, t)
+
+
+@sylvester_p.def_transpose
+def _sylvester_transpose(b, ct, a, bm, q):
+    if is_undefined(a) or is_undefined(bm):
+        _nonlinear("sylvester", "a coefficient matrix (A or B) depends on the input")
+    if type(ct) is Zero:
+        return None, None, Zero(q.aval)
+    # <G, S(Q)> = <S^H(G), Q> with S^H the solve of A^H Y + Y B^H = G
+    return None, None, b.bind(sylvester_p, b.mH(a), b.mH(bm), ct)
+
+
 # ======================================================================= inv and det
 inv_p = Primitive(
     "inv", decomposition=True, cost=_cubic_cost("solve"),
@@ -1110,5 +1167,6 @@ __all__ = [
     "solve_p",
     "svd_p",
     "svdvals_p",
+    "sylvester_p",
     "triangular_solve_p",
 ]

@@ -8,10 +8,12 @@ import tenferro as tf
 import tenferro.autograd
 import tenferro.distributed
 import tenferro.fft
+import tenferro.integrate
 import tenferro.linalg
 import tenferro.nn
 import tenferro.nn.functional
 import tenferro.optim
+import tenferro.signal
 import tenferro.special
 
 TENFERRO = {
@@ -42,6 +44,7 @@ TENFERRO = {
     "tensordot", "to_device", "trace", "transpose", "tril", "triu", "true_divide", "uniform",
     "value_and_grad", "var", "vdot", "vjp", "vmap", "where", "zeros", "zeros_like",
     "from_dlpack",  # DLPack import (design/interop.md)
+    "integrate", "signal",  # SciPy's odeint and convolve/correlate (design/numpy-surface.md)
 }
 
 # The NumPy surface and tenferro.fft / tenferro.special (design/numpy-surface.md)
@@ -94,6 +97,9 @@ LINALG = {
     "SingularMatrixError",  # also in tenferro.errors: raised by inv, solve, cholesky
     "LinearOperator", "eigs", "eigsh", "expm_multiply", "linsolve", "randomized_svd", "svds",
     "check_gauge_invariance", "tie_gauge",  # gauge dependence at exact degeneracies
+    # SciPy's structured solves and PyTorch's cholesky_solve (design/numpy-surface.md)
+    "cho_factor", "cho_solve", "cholesky_solve", "solve_banded", "solve_sylvester",
+    "solve_triangular",
 }
 
 NN = {
@@ -176,7 +182,8 @@ def test_every_public_module_shows_exactly_its_api():
         "tenferro", "tenferro.linalg", "tenferro.tn", "tenferro.symmetric", "tenferro.nn",
         "tenferro.nn.functional", "tenferro.optim", "tenferro.fft", "tenferro.special",
         "tenferro.lax", "tenferro.errors", "tenferro.pytree", "tenferro.caches",
-        "tenferro.testing", "tenferro.autograd", "tenferro.distributed"}
+        "tenferro.testing", "tenferro.autograd", "tenferro.distributed", "tenferro.signal",
+        "tenferro.integrate"}
     for m in mods:
         shown = {n for n in dir(m) if not n.startswith("_")}
         assert shown == set(m.__all__), (m.__name__, shown ^ set(m.__all__))
@@ -208,7 +215,8 @@ def _doc(value) -> str:
 def test_every_public_function_is_documented():
     """Every public callable of every public namespace has a docstring of its own."""
     modules = (tf, tenferro.linalg, tenferro.nn, tenferro.nn.functional, tenferro.optim,
-               tenferro.fft, tenferro.special, tenferro.autograd)
+               tenferro.fft, tenferro.special, tenferro.autograd, tenferro.signal,
+               tenferro.integrate)
     missing = []
     for module in modules:
         for name in sorted(module.__all__):
@@ -267,11 +275,13 @@ SPECIAL = {
 }
 
 
-def test_fft_and_special_export_exactly_the_api():
-    import tenferro.fft
-    import tenferro.special
+SIGNAL = {"convolve", "correlate"}
+INTEGRATE = {"odeint"}
 
-    for module, names in ((tenferro.fft, FFT), (tenferro.special, SPECIAL)):
+
+def test_fft_special_signal_and_integrate_export_exactly_the_api():
+    for module, names in ((tenferro.fft, FFT), (tenferro.special, SPECIAL),
+                          (tenferro.signal, SIGNAL), (tenferro.integrate, INTEGRATE)):
         assert set(module.__all__) == names
         for n in names:
             assert getattr(module, n).__doc__, f"{module.__name__}.{n} has no docstring"

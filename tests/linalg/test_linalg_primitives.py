@@ -131,7 +131,7 @@ def test_every_linalg_primitive_is_exercised():
 
     names = {p.name for p in vars(lp).values() if isinstance(p, chainrules.Primitive)}
     assert names == {"svd", "svdvals", "eigh", "eigvalsh", "qr", "cholesky", "triangular_solve",
-                     "solve", "inv", "det", "slogdet", "expm", "expm_frechet",
+                     "solve", "inv", "det", "slogdet", "expm", "expm_frechet", "sylvester",
                      "broadened_inverse", "truncation_indices", "cut_inverse", "adjugate",
                      "degeneracy_guard", "degeneracy_check", "funm"}
 

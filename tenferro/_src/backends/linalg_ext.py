@@ -373,6 +373,26 @@ class ScipyLinalg(_Gauges):
         return sl.solve_triangular(a, b, trans=trans, lower=lower, check_finite=False)
 
     @staticmethod
+    def solve_sylvester(a, b, q):
+        """Bartels-Stewart (SciPy: Schur forms and LAPACK trsyl), one matrix at a time."""
+        import scipy.linalg as sl
+
+        if q.size == 0:
+            return np.zeros(q.shape, dtype=q.dtype)
+        out = np.empty(q.shape, dtype=q.dtype)
+        for i in np.ndindex(q.shape[:-2]):
+            # A = U R U^H, B^H = V S V^H (Schur); R Y + Y S^H = U^H Q V by trsyl
+            r, u = sl.schur(a[i], output="real")
+            s, v = sl.schur(b[i].conj().T, output="real")
+            f = u.conj().T @ q[i] @ v
+            trsyl, = sl.get_lapack_funcs(("trsyl",), (r, s, f))
+            y, scale, info = trsyl(r, s, f, tranb="C")
+            if info != 0:  # 1: A and -B have (nearly) common eigenvalues, the system is singular
+                raise np.linalg.LinAlgError("solve_sylvester: singular")
+            out[i] = scale * (u @ y @ v.conj().T)
+        return out
+
+    @staticmethod
     def expm(a):
         import scipy.linalg as sl
 
@@ -461,6 +481,22 @@ class ArrayAPILinalg(_Gauges):
             return xp.linalg.solve(t, b)
         xt = xp.linalg.solve(xp.matrix_transpose(t), xp.matrix_transpose(b))
         return xp.matrix_transpose(xt)
+
+    def solve_sylvester(self, a, b, q):
+        """A X + X B = Q as one (mn x mn) linear system (kron(A, I) + kron(I, B^T)) vec(X) =
+        vec(Q): O((mn)^3), standard-only (no Schur decomposition in the array API)."""
+        xp = self.xp
+        m, n = q.shape[-2], q.shape[-1]
+        batch = tuple(q.shape[:-2])
+        if m * n == 0:
+            return xp.zeros(q.shape, dtype=q.dtype)
+        eye_m = xp.eye(m, dtype=q.dtype)
+        eye_n = xp.eye(n, dtype=q.dtype)
+        big = (a[..., :, None, :, None] * eye_n[:, None, :]
+               + eye_m[:, None, :, None] * xp.matrix_transpose(b)[..., None, :, None, :])
+        big = xp.reshape(big, batch + (m * n, m * n))
+        x = xp.linalg.solve(big, xp.reshape(q, batch + (m * n, 1)))
+        return xp.reshape(x, q.shape)
 
     def expm(self, a):
         """Scaling and squaring with a degree-13 Pade approximant (Higham 2005).
