@@ -9,4 +9,4 @@ See design/nn.md.
 from tenferro._src.nn import *  # noqa: F403
 from tenferro._src.nn import __all__  # noqa: F401
 
-from . import functional  # noqa: E402  (the public facade, not the implementation)
+from . import functional, utils  # noqa: E402  (the public facades, not the implementations)

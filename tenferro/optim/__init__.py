@@ -5,3 +5,5 @@ Updates happen in place under ``no_grad``; complex parameters follow PyTorch's c
 
 from tenferro._src.optim import *  # noqa: F403
 from tenferro._src.optim import __all__  # noqa: F401
+
+from . import lr_scheduler  # noqa: E402  (the public facade, not the implementation)

@@ -97,7 +97,7 @@ NN = {
     "GroupNorm", "HuberLoss", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
     "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh",
-    "functional", "functional_call"
+    "functional", "functional_call", "utils"
 }
 
 NN_FUNCTIONAL = {
@@ -111,7 +111,7 @@ NN_FUNCTIONAL = {
 }
 
 OPTIM = {
-    "Adam", "AdamW", "LBFGS", "Optimizer", "SGD"
+    "Adam", "AdamW", "LBFGS", "Optimizer", "SGD", "lr_scheduler"
 }
 
 SYMMETRIC = {
