@@ -74,7 +74,8 @@ def parameters_to_vector(parameters) -> EagerTensor:
 
 def vector_to_parameters(vec, parameters) -> None:
     """Write consecutive slices of the 1-D ``vec`` into the parameters' values (their
-    ``.data``: no history, as PyTorch's). ``vec`` must have exactly as many entries as the
+    ``.data``: no history, as PyTorch's; each keeps its dtype, where PyTorch's ``.data``
+    assignment takes ``vec``'s). ``vec`` must have exactly as many entries as the
     parameters together."""
     op = "vector_to_parameters"
     if not isinstance(vec, EagerTensor):
