@@ -666,6 +666,70 @@ class Tensor:
         """The ``k`` largest entries along ``dim`` and their indices (``tenferro.topk``)."""
         return _ops.topk(self, k, dim, largest, sorted)
 
+    def chunk(self, chunks, dim=0):
+        """PyTorch's ``chunk`` (``tenferro.chunk``): at most ``chunks`` pieces along ``dim``."""
+        return _ops.chunk(self, chunks, dim)
+
+    def split(self, split_size_or_sections, dim=0):
+        """PyTorch's ``split`` (NumPy's ndarray has no ``split`` method): pieces of
+        ``split_size`` entries along ``dim`` (the last one shorter), or of the listed sizes;
+        a tuple. ``tenferro.split(x, ...)`` is NumPy's unless given ``dim=``."""
+        return _ops.split(self, split_size_or_sections=split_size_or_sections, dim=dim)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """PyTorch's ``index_add`` (``tenferro.index_add(x, dim, index, source)``)."""
+        return _ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        """In place ``index_add`` (PyTorch's): ``source`` added along ``dim`` at ``index``."""
+        self._inplace(lambda: _ops.index_add(self, dim, index, source, alpha=alpha), source)
+        return self
+
+    def scatter_add(self, dim, index, src):
+        """PyTorch's ``scatter_add(dim, index, src)``."""
+        return _ops.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim, index, src):
+        """In place PyTorch ``scatter_add``."""
+        self._inplace(lambda: _ops.scatter_add(self, dim, index, src), src)
+        return self
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """PyTorch's ``scatter(dim, index, src)`` (or ``value=``)."""
+        return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        """In place PyTorch ``scatter``."""
+        self._inplace(lambda: _ops.scatter(self, dim, index, src, value=value, reduce=reduce),
+                      src)
+        return self
+
+    def sort(self, axis=-1, kind=None, order=None, *, dim=None, descending=None, stable=None):
+        """NumPy's ``ndarray.sort(axis=-1)``: sorts in place and returns None. With PyTorch's
+        keywords ``dim=``, ``descending=`` or ``stable=`` it is PyTorch's ``sort``: a named
+        pair ``(values, indices)``, the tensor unchanged (``tenferro.sort``'s rule)."""
+        if dim is None and descending is None and stable is None:
+            self._inplace(lambda: _ops.sort(self, axis, kind, order))
+            return None
+        if dim is None:
+            dim, axis = axis, -1
+        return _ops.sort(self, axis, kind, order, dim=dim, descending=bool(descending))
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            dim=None, keepdim=None, unbiased=None):
+        """NumPy's ``ndarray.std(axis, dtype, out, ddof=0, keepdims)`` (population standard
+        deviation); PyTorch's keywords ``dim=``/``keepdim=``/``unbiased=`` select PyTorch's
+        (``correction`` 1 by default): ``tenferro.std``'s rule."""
+        return _moment_method(self, "std", axis, dtype, out, ddof, keepdims, correction, dim,
+                              keepdim, unbiased)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            dim=None, keepdim=None, unbiased=None):
+        """NumPy's ``ndarray.var``; PyTorch's with ``dim=``/``keepdim=``/``unbiased=``
+        (``tenferro.var``'s rule)."""
+        return _moment_method(self, "var", axis, dtype, out, ddof, keepdims, correction, dim,
+                              keepdim, unbiased)
+
     def bmm(self, mat2):
         """Batched matrix product of 3-D tensors (``tenferro.bmm``)."""
         return _ops.bmm(self, mat2)
@@ -793,6 +857,16 @@ class Tensor:
             f"backward() is for eager tensors; this is a {type(self).__name__}. Inside "
             f"transformations use tenferro.grad / vjp instead."
         )
+
+
+def _moment_method(x, name, axis, dtype, out, ddof, keepdims, correction, dim, keepdim,
+                   unbiased):
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (tensors are values).")
+    if dtype is not None:
+        x = _ops.astype(x, dtype)
+    return getattr(_ops, name)(x, axis, ddof, keepdims, correction=correction, dim=dim,
+                               keepdim=keepdim, unbiased=unbiased)
 
 
 def _reduction_args(op, axis, keepdims, dim, keepdim):

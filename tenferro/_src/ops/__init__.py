@@ -48,7 +48,9 @@ from .creation import (
     ones,
     ones_like,
     rand,
+    rand_like,
     randn,
+    randn_like,
     set_rng_state,
     tensor,
     uniform,
@@ -139,7 +141,7 @@ from .elementwise import (
     trunc,
     where,
 )
-from .indexing import _At, getitem, index_add, scatter_add, setitem, take
+from .indexing import _At, getitem, setitem, take
 from .misc import astype, copy, stop_gradient, to_device
 from .namespace import array_namespace  # Tensor.__array_namespace__ (not public)
 from .numpy_math import (
@@ -163,26 +165,13 @@ from .numpy_math import (
 from .padding import pad
 from .products import dot, inner, kron, matmul, outer, tensordot, vdot, vecdot
 from .reductions import (
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
     cumsum,
     cumulative_prod,
     cumulative_sum,
-    log_softmax,
-    logsumexp,
     matrix_trace,
-    max,
     mean,
-    min,
     prod,
-    softmax,
-    std,
     sum,
-    var,
 )
 from .searching import count_nonzero, nonzero, searchsorted
 from .sets import unique_all, unique_counts, unique_inverse, unique_values
@@ -190,41 +179,64 @@ from .shape import (
     atleast_1d,
     broadcast_arrays,
     concat,
-    concatenate,
     diag,
     diag_embed,
     diagonal,
     expand_dims,
-    flip,
     matrix_transpose,
     moveaxis,
     permute_dims,
     ravel,
     reshape,
+    swapaxes,
+    unstack,
+)
+from .dialect import (  # NumPy's functions that also take PyTorch's keywords (the dialect rule)
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    argsort,
+    concatenate,
+    flip,
+    log_softmax,
+    logsumexp,
+    max,
+    min,
+    softmax,
+    sort,
     split,
     squeeze,
     stack,
-    swapaxes,
+    std,
     transpose,
     tril,
     triu,
-    unstack,
+    var,
 )
-from .sorting import argsort, partition, sort, take_along_axis
+from .sorting import partition, take_along_axis
 from .torch_spellings import __all__ as _torch_spellings
 from .torch_spellings import (
     bmm,
     cat,
+    cdist,
+    chunk,
     flatten,
     from_numpy,
     gather,
+    index_add,
     index_select,
     is_complex,
+    logdet,
     masked_fill,
     numel,
     randint,
     randperm,
     relu,
+    scatter,
+    scatter_add,
     topk,
 )
 
@@ -362,7 +374,6 @@ __all__ = [
     "isclose",
     "iinfo",
     "imag",
-    "index_add",
     "inner",
     "invert",
     "isdtype",
@@ -421,7 +432,9 @@ __all__ = [
     "rad2deg",
     "radians",
     "rand",
+    "rand_like",
     "randn",
+    "randn_like",
     "ravel",
     "real",
     "reciprocal",
@@ -434,7 +447,6 @@ __all__ = [
     "rot90",
     "round",
     "rsqrt",
-    "scatter_add",
     "searchsorted",
     "select",
     "set_rng_state",
