@@ -78,6 +78,7 @@ LINALG_ARRAY_API = {
 TORCH_SURFACE = {
     "autograd", "bmm", "cat", "flatten", "from_numpy", "gather", "index_select", "is_complex",
     "masked_fill", "numel", "randint", "randperm", "relu", "topk",
+    "cdist", "chunk", "logdet", "rand_like", "randn_like", "scatter",
 }
 
 LINALG = {

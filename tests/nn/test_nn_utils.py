@@ -11,9 +11,13 @@ import tenferro as tf
 from tenferro.errors import GradientError, ShapeError
 from tenferro.nn import utils as tnu
 from tests import skips
-from tests.nn._util import assert_close
+from tests.helpers import assert_close as _assert_close
 
 R = np.random.default_rng(5)
+
+
+def assert_close(got, want, what):
+    _assert_close(got, want, 1e-12, what=what)
 SHAPES = [(3, 4), (5,), (2, 2, 2)]
 GRADS = [R.standard_normal(s) for s in SHAPES]
 

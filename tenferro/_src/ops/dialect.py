@@ -96,7 +96,8 @@ def _values_extremum(name: str, numpy_f):
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"The {name[1:]}imum values over ``axis``/``dim`` (several axes allowed; "
-                 f"NumPy's and PyTorch's ``{name}`` agree: values only).")
+                 f"NumPy's and PyTorch's ``{name}`` agree: values only). Ties share the "
+                 f"gradient equally (PyTorch's ``{name}`` too).")
     return f
 
 

@@ -18,7 +18,7 @@ from chainrules import primitives as P
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError
+from ..errors import DialectError, DTypeError, ShapeError
 from ._base import as_int, astype, normalize_axis, sequence_of, tensor_of, to_inexact
 from .creation import _check_not_traced, _from_host, _rng, full_like, tensor, zeros_like
 from .dialect import _torch_split
@@ -348,18 +348,41 @@ def _source(op, x, src, shape):
     return getitem(v, tuple(slice(0, n) for n in shape))
 
 
-def scatter_add(input, a, b, c=_NO, *, dim=None, index=None, src=None) -> Tensor:
+def scatter_add(input, a=_NO, b=_NO, c=_NO, *, axis=None, dim=None, index=None,
+                src=None) -> Tensor:
     """PyTorch's ``scatter_add(input, dim, index, src)``: ``input[..., index[i, j], ...] +=
     src[i, j]`` along ``dim`` (``index`` of ``input``'s rank; repeats accumulate). With an
     index tensor second it is tenferro's ``scatter_add(x, indices, updates, axis=0)``:
     ``updates`` added at ``indices`` along ``axis`` (the updates have ``x``'s shape with
     the axis replaced by the index's shape). Linear in ``input`` and the added values."""
-    if isinstance(a, (int, np.integer)) and c is not _NO and not isinstance(
-            c, (int, np.integer)):
+    given = [v for v in (a, b, c) if v is not _NO]
+    if dim is not None or index is not None or src is not None:  # PyTorch's keywords
+        if axis is not None:
+            raise DialectError("scatter_add: give NumPy-style axis= or PyTorch's dim=, not "
+                               "both.")
+        rest = iter(given)
+        dim = next(rest) if dim is None else dim
+        index = next(rest, None) if index is None else index
+        src = next(rest, None) if src is None else src
+        torch_form = True
+    else:
+        torch_form = (len(given) == 3 and axis is None and isinstance(a, (int, np.integer))
+                      and not isinstance(c, (int, np.integer)))
+        if torch_form:
+            dim, index, src = given
+    if torch_form:
+        if index is None or src is None:
+            raise TypeError("scatter_add: PyTorch's form is scatter_add(input, dim, index, "
+                            "src).")
         x = tensor_of(input)
-        idx, shape = _torch_index("scatter_add", x, a, b)
-        return _index_add_at(x, idx, _source("scatter_add", x, c, shape))
-    return _scatter_add_along(input, a, b, 0 if c is _NO else c)
+        idx, shape = _torch_index("scatter_add", x, dim, index)
+        return _index_add_at(x, idx, _source("scatter_add", x, src, shape))
+    if len(given) < 2:
+        raise TypeError("scatter_add: takes (x, indices, updates, axis=0) or PyTorch's "
+                        "(input, dim, index, src).")
+    if c is not _NO and axis is not None:
+        raise TypeError("scatter_add: the axis is given twice.")
+    return _scatter_add_along(input, a, b, c if c is not _NO else (axis or 0))
 
 
 def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
