@@ -60,10 +60,11 @@ __all__ = [
 PUBLIC_MODULE = "tenferro.errors"
 
 
-class DialectError(TenferroError, TypeError):
+class DialectError(ShapeError, TypeError):
     """A call NumPy and PyTorch both accept with different results (``split(x, 2)``,
-    ``max(a, b)``): tenferro refuses to guess, and the message gives the spelling of each
-    meaning (design/numpy-surface.md, "The dialect rule")."""
+    ``max(a, b)``, ``x.transpose(0, 1)`` on a matrix): tenferro refuses to guess, and the
+    message gives the spelling of each meaning (design/numpy-surface.md, "The dialect
+    rule"). A ``ShapeError`` and a ``TypeError``."""
 
 
 class GaugeWarning(UserWarning):

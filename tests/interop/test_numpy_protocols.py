@@ -288,6 +288,7 @@ def test_numpy_defaults_that_differ_from_tenferros_are_reviewed():
         ("numpy.linspace", "dtype"): "same",
         ("numpy.ones", "dtype"): "same",
         ("numpy.zeros", "dtype"): "same",
+        ("numpy.split", "axis"): "filled",  # axis=0 passed: NumPy's split (the dialect rule)
     }
     found = {}
     for entry in protocols.tables().functions.values():

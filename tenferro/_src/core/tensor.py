@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DTypeError, GradientError, GraphError, ShapeError
+from ..errors import DialectError, DTypeError, GradientError, GraphError, ShapeError
 
 _ops = None  # tenferro.ops, set when it is imported (it needs this module first)
 _numpy = None  # ops.numpy_protocols (NumPy's override protocols), set the same way
@@ -392,7 +392,7 @@ class Tensor:
             if a == b:  # NumPy: repeated axis; PyTorch: swap an axis with itself
                 return _ops.swapaxes(self, *axes)
             if (a, b) == (0, 1):
-                raise ShapeError(
+                raise DialectError(
                     f"transpose{tuple(axes)} on a 2-D tensor {tuple(self.shape)} is ambiguous: "
                     f"NumPy reads it as the identity permutation, PyTorch as a swap of the two "
                     f"axes. Write x.T, x.t() or x.swapaxes(0, 1) for the swap, or "
@@ -450,9 +450,25 @@ class Tensor:
         """The entries as a 1-D tensor (C order)."""
         return _ops.reshape(self, (-1,))
 
-    def squeeze(self, axis=None):
-        """Remove axes of length 1 (``axis``: only those; PyTorch's ``dim`` positionally)."""
-        return _ops.squeeze(self, axis)
+    def squeeze(self, axis=None, *, dim=None):
+        """NumPy's ``squeeze(axis)``: remove axes of length 1 (``axis``: only those, which must
+        have length 1). PyTorch's ``dim=`` keyword keeps named axes whose length is not 1."""
+        return _ops.squeeze(self, axis, dim=dim)
+
+    def flip(self, *dims):
+        """PyTorch's ``flip(dims)`` (ndarray has no ``flip`` method): reverse the given axes,
+        as one tuple or separate ints."""
+        if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
+            dims = tuple(dims[0])
+        if not dims:
+            raise TypeError("flip: give the axes to reverse (PyTorch's flip(dims)); "
+                            "tenferro.flip(x) reverses all of them.")
+        return _ops.flip(self, dims)
+
+    def roll(self, shifts, dims=None):
+        """PyTorch's ``roll(shifts, dims=None)`` (``tenferro.roll``, which is NumPy's with the
+        same meaning)."""
+        return _ops.roll(self, shifts, dims)
 
     def unsqueeze(self, axis):
         """Insert an axis of length 1 at ``axis`` (PyTorch's name of ``expand_dims``)."""

@@ -57,6 +57,31 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .dialect import (  # NumPy's functions that also take PyTorch's keywords (the dialect rule)
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    argsort,
+    concatenate,
+    flip,
+    log_softmax,
+    logsumexp,
+    max,
+    min,
+    softmax,
+    sort,
+    split,
+    squeeze,
+    stack,
+    std,
+    transpose,
+    tril,
+    triu,
+    var,
+)
 from .differences import diff, gradient
 from .dlpack import from_dlpack
 from .dtype_functions import can_cast, finfo, iinfo, isdtype, result_type
@@ -190,31 +215,6 @@ from .shape import (
     reshape,
     swapaxes,
     unstack,
-)
-from .dialect import (  # NumPy's functions that also take PyTorch's keywords (the dialect rule)
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    argsort,
-    concatenate,
-    flip,
-    log_softmax,
-    logsumexp,
-    max,
-    min,
-    softmax,
-    sort,
-    split,
-    squeeze,
-    stack,
-    std,
-    transpose,
-    tril,
-    triu,
-    var,
 )
 from .sorting import partition, take_along_axis
 from .torch_spellings import __all__ as _torch_spellings

@@ -211,7 +211,7 @@ def sort(a, axis=-1, kind=None, order=None, *, descending: bool = False, stable=
     return SortResult(_so.take_along_axis(x, idx, ax), idx)
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, descending: bool = False, stable=True,
+def argsort(a, axis=-1, kind=None, order=None, *, descending: bool = False, stable=None,
             dim=None) -> Tensor:
     """The permutation sorting ``a`` along ``axis`` (PyTorch's ``dim`` means the same), stable
     (NumPy's ``kind='stable'``, the array API's default); no derivative."""
@@ -235,7 +235,7 @@ def _torch_split(op: str, x, size_or_sections, dim) -> tuple:
         sizes = [k] * (n // k) + ([n % k] if n % k else []) if k else [0]
     else:
         sizes = [int(s) for s in size_or_sections]
-        if any(s < 0 for s in sizes) or builtins.sum(sizes) != n:
+        if builtins.any(s < 0 for s in sizes) or builtins.sum(sizes) != n:
             raise ShapeError(f"{op}: the sizes {sizes} must be >= 0 and add up to the length "
                              f"{n} of axis {dim}.")
     out, lo = [], 0
