@@ -370,7 +370,15 @@ class Tensor:
         return _ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(
             shape[0], int) else shape)
 
-    view = reshape
+    def view(self, *shape):
+        """PyTorch's ``view(*shape)``: ``reshape`` (tensors are values: no memory is shared).
+        ``view(dtype)`` (NumPy's and PyTorch's reinterpretation of the bytes) raises."""
+        if len(shape) == 1 and isinstance(shape[0], (type, np.dtype, str)):
+            raise DTypeError(
+                f"view({shape[0]!r}): reinterpreting the bytes as another dtype is not "
+                f"supported (tenferro tensors have no byte layout); convert the values with "
+                f"x.astype(dtype).")
+        return self.reshape(*shape)
 
     def transpose(self, *axes):
         """NumPy's ``transpose(axes)`` (a permutation, given as one tuple or as separate ints;

@@ -333,14 +333,18 @@ def linspace(start, stop, /, num=50, endpoint=True, dtype=None, device=None) -> 
             dtype = np.dtype(np.complex128)
     dtype = _dtype_arg("linspace", dtype)
     num = checked_shape("linspace", (num,), dtype)[0]
+    # array bounds (NumPy's): the samples run along a new first axis
+    start, stop = (v if isinstance(v, Tensor) or np.ndim(v) == 0 else asarray(v)
+                   for v in (start, stop))
+    nd = max(np.ndim(v) if not isinstance(v, Tensor) else v.ndim for v in (start, stop))
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0 * (stop - start)
     # computed in double precision (complex128 for complex bounds), then cast, as NumPy
-    i = bind(P.iota_p, shape=(num,), dimension=0, dtype=float64, device=device)
+    i = bind(P.iota_p, shape=(num,) + (1,) * nd, dimension=0, dtype=float64, device=device)
     out = i * step + start
     if endpoint and num.__class__ is int and num > 1:
-        last = bind(P.iota_p, shape=(num,), dimension=0, dtype=np.dtype(np.int64),
-                    device=device) == num - 1
+        last = bind(P.iota_p, shape=(num,) + (1,) * nd, dimension=0,
+                    dtype=np.dtype(np.int64), device=device) == num - 1
         out = where(last, stop, out)
     if out.dtype.kind == "c" and dtype.kind != "c":
         raise DTypeError(f"linspace: complex bounds {start!r:.20}, {stop!r:.20} do not fit "
