@@ -2,7 +2,8 @@
 
 ``tenferro.nn.functional`` holds the functions (``torch.nn.functional``'s names and
 conventions); this namespace holds ``Parameter``, ``Module``, the layers, the loss modules and
-``functional_call`` (run a module with given parameters: how ``grad``/``jit`` see a model).
+``functional_call`` (run a module with given parameters: how ``grad``/``jit`` see a model);
+``tenferro.nn.utils`` the gradient-clipping and parameter-vector helpers.
 See design/nn.md.
 """
 
