@@ -451,3 +451,20 @@ def test_functional_inplace_forms_on_non_leaves(op):
         np.testing.assert_allclose(run(torch, TF, True), want, rtol=1e-12, atol=1e-15)
     finally:
         torch.set_default_dtype(old)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jit", "vmap"])
+def test_autograd_grad_inside_a_transform_says_what_to_do(transform):
+    """torch.autograd.grad differentiates the eager tape; inside tenferro.grad/jit/vmap the
+    function sees tracers, and the error names the nested transform to use instead."""
+    def f(x):
+        y = (x ** 3).sum()
+        return tf.autograd.grad(y, x)[0].sum()
+
+    x = tf.tensor(_a(3))
+    with pytest.raises(GradientError, match=r"nested transform.*tenferro\.grad\(inner\)"):
+        getattr(tf, transform)(f)(x)
+    # the suggested spelling works and composes
+    inner = tf.grad(lambda x: (x ** 3).sum())
+    np.testing.assert_allclose(tf.grad(lambda x: inner(x).sum())(x).numpy(),
+                               6 * x.numpy())
