@@ -225,11 +225,11 @@ def _sizes(op: str, shape, args, dtype, device):
                          f"device=); got {1 + len(args)} positional arguments.")
     if args:
         if dtype is not None:
-            raise TypeError(f"{op}: the dtype is given twice.")
+            raise DTypeError(f"{op}: the dtype is given twice.")
         dtype = args[0]
     if len(args) == 2:
         if device is not None:
-            raise TypeError(f"{op}: the device is given twice.")
+            raise DTypeError(f"{op}: the device is given twice.")
         device = args[1]
     return shape, dtype, device
 

@@ -21,7 +21,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core.tensor import MaxMin, Tensor, _reduction_args
-from ..errors import DialectError, ShapeError
+from ..errors import DialectError, DTypeError, ShapeError, named_argument_errors
 from . import reductions as _r
 from . import shape as _s
 from . import sorting as _so
@@ -39,13 +39,10 @@ def _torch_mode(*kws) -> bool:
 
 # ---------------------------------------------------------------- max / min
 def _refuse_second_tensor(op: str, axis) -> None:
-    """``max(a, b)`` with a tensor (or a non-integer) ``b``: PyTorch's elementwise maximum,
-    NumPy's error (its second argument is the axis)."""
-    if axis is None or isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
-        return
-    if isinstance(axis, (tuple, list)) and builtins.all(isinstance(a, (int, np.integer))
-                                                        for a in axis):
-        return
+    """``max(a, b)`` with a tensor ``b``: PyTorch's elementwise maximum, NumPy's error (its
+    second argument is the axis)."""
+    if not (isinstance(axis, Tensor) or isinstance(axis, np.ndarray) and axis.ndim):
+        return  # an axis, valid or not (its own error names it)
     other = "maximum" if op in ("max", "amax") else "minimum"
     raise DialectError(
         f"{op}(a, b): the second argument of tenferro.{op} is an axis (NumPy's "
@@ -149,7 +146,7 @@ def _moment(name: str):
             raise DialectError(f"{name}: give NumPy's ddof or PyTorch's dim=/unbiased=, not "
                                f"both (PyTorch's count is correction=).")
         if unbiased is not None and correction is not None:
-            raise TypeError(f"{name}: give unbiased or correction, not both.")
+            raise DTypeError(f"{name}: give unbiased or correction, not both.")
         ax, kd = _reduction_args(name, axis, keepdims, dim, keepdim)
         if correction is None:
             correction = 0 if unbiased is False else 1
@@ -246,6 +243,7 @@ def _torch_split(op: str, x, size_or_sections, dim) -> tuple:
 
 
 
+@named_argument_errors("split")
 def split(x, indices_or_sections=_UNSET, *args, axis=_UNSET, dim=None,
           split_size_or_sections=_UNSET):
     """NumPy's ``split(x, indices_or_sections, axis=0)`` (``k`` equal pieces, or cuts at the
@@ -260,20 +258,20 @@ def split(x, indices_or_sections=_UNSET, *args, axis=_UNSET, dim=None,
     torch_kw = dim is not None or split_size_or_sections is not _UNSET
     numpy_kw = axis is not _UNSET
     if len(args) > 1:
-        raise TypeError(f"split: takes (x, sections, axis), got {2 + len(args)} positional "
+        raise DTypeError(f"split: takes (x, sections, axis), got {2 + len(args)} positional "
                         f"arguments.")
     if torch_kw and numpy_kw:
         raise DialectError("split: give NumPy's axis= or PyTorch's dim=, not both.")
     if split_size_or_sections is not _UNSET:
         if indices_or_sections is not _UNSET:
-            raise TypeError("split: the sections are given twice.")
+            raise DTypeError("split: the sections are given twice.")
         indices_or_sections = split_size_or_sections
     if indices_or_sections is _UNSET:
-        raise TypeError("split: missing the sections (NumPy's indices_or_sections, PyTorch's "
+        raise DTypeError("split: missing the sections (NumPy's indices_or_sections, PyTorch's "
                         "split_size_or_sections).")
     if args:
         if torch_kw or numpy_kw:
-            raise TypeError("split: the axis is given twice.")
+            raise DTypeError("split: the axis is given twice.")
         ax = args[0]
     elif numpy_kw:
         ax = axis
@@ -335,7 +333,7 @@ def squeeze(x, axis=None, *, dim=None) -> Tensor:
     if dim is None:
         return _s.squeeze(x, axis)
     if axis is not None:
-        raise TypeError("squeeze: give axis or dim, not both.")
+        raise DTypeError("squeeze: give axis or dim, not both.")
     x = tensor_of(x)
     if x.ndim == 0:
         return x
@@ -365,7 +363,7 @@ def triu(x, /, k=0, *, diagonal=None) -> Tensor:
 
 def _one(op, k, diagonal):
     if k != 0:
-        raise TypeError(f"{op}: give k or diagonal, not both.")
+        raise DTypeError(f"{op}: give k or diagonal, not both.")
     return diagonal
 
 
@@ -374,7 +372,7 @@ def transpose(x, axes=None, *more) -> Tensor:
     ``transpose(x, dim0, dim1)`` (a swap) is accepted: NumPy refuses three arguments."""
     if more:
         if len(more) != 1:
-            raise TypeError(f"transpose: takes (x, axes) or PyTorch's (x, dim0, dim1), got "
+            raise DTypeError(f"transpose: takes (x, axes) or PyTorch's (x, dim0, dim1), got "
                             f"{2 + len(more)} positional arguments.")
         return _s.swapaxes(x, axes, more[0])
     return _s.transpose(x, axes)

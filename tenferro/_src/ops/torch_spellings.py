@@ -18,7 +18,7 @@ from chainrules import primitives as P
 
 from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import DialectError, DTypeError, ShapeError
+from ..errors import DialectError, DTypeError, ShapeError, named_argument_errors
 from ._base import as_int, astype, normalize_axis, sequence_of, tensor_of, to_inexact
 from .creation import _check_not_traced, _from_host, _rng, full_like, tensor, zeros_like
 from .dialect import _torch_split
@@ -226,6 +226,7 @@ def randperm(n: int, *, dtype=int64, device=None) -> Tensor:
     return _from_host(_rng.gen.permutation(n), dtype, device)
 
 
+@named_argument_errors("chunk")
 def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """PyTorch's ``chunk``: at most ``chunks`` pieces along ``dim`` of ``ceil(n / chunks)``
     entries each (the last one shorter; fewer pieces when they run out). Linear (slices).
@@ -243,6 +244,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return _torch_split("chunk", x, -(-n // chunks), ax)
 
 
+@named_argument_errors("cdist")
 def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
     """PyTorch's ``cdist``: the ``p``-norm distances between the rows of ``x1`` (``..., P,
     M``) and of ``x2`` (``..., R, M``), shape ``(..., P, R)``; batch axes broadcast.
@@ -271,6 +273,7 @@ def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
     return _safe_pow(sum(d ** p if p >= 1 else _safe_pow(d, p), -1), 1.0 / p)
 
 
+@named_argument_errors("logdet")
 def logdet(input) -> Tensor:
     """PyTorch's ``logdet``: log det(A) of (batches of) square matrices: NaN where a real
     determinant is negative, -inf where it is 0, the complex logarithm for complex input.
@@ -288,6 +291,7 @@ def logdet(input) -> Tensor:
 _NO = object()
 
 
+@named_argument_errors("index_add")
 def index_add(input, a, b, c=_NO, *, alpha=1) -> Tensor:
     """PyTorch's ``index_add(input, dim, index, source, alpha=1)``: ``source`` (times
     ``alpha``) added into ``input`` along ``dim`` at the 1-D ``index``, repeated indices
@@ -296,7 +300,7 @@ def index_add(input, a, b, c=_NO, *, alpha=1) -> Tensor:
     ``input`` and ``source``."""
     if c is _NO:
         if alpha != 1:
-            raise TypeError("index_add: alpha belongs to PyTorch's index_add(input, dim, "
+            raise DTypeError("index_add: alpha belongs to PyTorch's index_add(input, dim, "
                             "index, source, alpha=).")
         return _index_add_at(input, a, b)
     x = tensor_of(input)
@@ -348,6 +352,7 @@ def _source(op, x, src, shape):
     return getitem(v, tuple(slice(0, n) for n in shape))
 
 
+@named_argument_errors("scatter_add")
 def scatter_add(input, a=_NO, b=_NO, c=_NO, *, axis=None, dim=None, index=None,
                 src=None) -> Tensor:
     """PyTorch's ``scatter_add(input, dim, index, src)``: ``input[..., index[i, j], ...] +=
@@ -372,19 +377,20 @@ def scatter_add(input, a=_NO, b=_NO, c=_NO, *, axis=None, dim=None, index=None,
             dim, index, src = given
     if torch_form:
         if index is None or src is None:
-            raise TypeError("scatter_add: PyTorch's form is scatter_add(input, dim, index, "
+            raise DTypeError("scatter_add: PyTorch's form is scatter_add(input, dim, index, "
                             "src).")
         x = tensor_of(input)
         idx, shape = _torch_index("scatter_add", x, dim, index)
         return _index_add_at(x, idx, _source("scatter_add", x, src, shape))
     if len(given) < 2:
-        raise TypeError("scatter_add: takes (x, indices, updates, axis=0) or PyTorch's "
+        raise DTypeError("scatter_add: takes (x, indices, updates, axis=0) or PyTorch's "
                         "(input, dim, index, src).")
     if c is not _NO and axis is not None:
-        raise TypeError("scatter_add: the axis is given twice.")
+        raise DTypeError("scatter_add: the axis is given twice.")
     return _scatter_add_along(input, a, b, c if c is not _NO else (axis or 0))
 
 
+@named_argument_errors("scatter")
 def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
     """PyTorch's ``scatter(input, dim, index, src)``: a copy of ``input`` with
     ``input[..., index[i, j], ...] = src[i, j]`` along ``dim`` (or the number ``value``).
@@ -393,7 +399,7 @@ def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Ten
     the cotangent of the written positions goes to ``src``, the rest to ``input``."""
     x = tensor_of(input)
     if (src is None) == (value is None):
-        raise TypeError("scatter: give src or value (exactly one).")
+        raise DTypeError("scatter: give src or value (exactly one).")
     idx, shape = _torch_index("scatter", x, dim, index)
     v = _source("scatter", x, src if value is None else value, shape)
     if reduce is None:
