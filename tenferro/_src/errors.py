@@ -34,6 +34,7 @@ __all__ = [
     "ConvergenceWarning",
     "DegeneracyWarning",
     "DeviceError",
+    "DialectError",
     "DTypeError",
     "GaugeWarning",
     "GradientError",
@@ -59,6 +60,13 @@ __all__ = [
 #: ``tenferro.errors`` holds each of them, so pickled errors load as the same classes and
 #: ``except`` clauses are unaffected (the classes themselves do not change).
 PUBLIC_MODULE = "tenferro.errors"
+
+
+class DialectError(ShapeError, TypeError):
+    """A call NumPy and PyTorch both accept with different results (``split(x, 2)``,
+    ``max(a, b)``, ``x.transpose(0, 1)`` on a matrix): tenferro refuses to guess, and the
+    message gives the spelling of each meaning (design/numpy-surface.md, "The dialect
+    rule"). A ``ShapeError`` and a ``TypeError``."""
 
 
 class GaugeWarning(UserWarning):

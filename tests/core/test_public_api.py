@@ -86,6 +86,7 @@ TORCH_SURFACE = {
     "autograd", "bmm", "cat", "complex", "flatten", "from_numpy", "gather", "index_select",
     "is_complex",
     "masked_fill", "numel", "randint", "randperm", "relu", "topk",
+    "cdist", "chunk", "logdet", "rand_like", "randn_like", "scatter",
 }
 
 LINALG = {
@@ -108,7 +109,7 @@ NN = {
     "GroupNorm", "HuberLoss", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
     "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh",
-    "functional", "functional_call"
+    "functional", "functional_call", "utils"
 }
 
 NN_FUNCTIONAL = {
@@ -122,8 +123,15 @@ NN_FUNCTIONAL = {
 }
 
 OPTIM = {
-    "Adam", "AdamW", "LBFGS", "Optimizer", "SGD"
+    "Adam", "AdamW", "LBFGS", "Optimizer", "SGD", "lr_scheduler"
 }
+
+LR_SCHEDULER = {
+    "CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "MultiStepLR",
+    "OneCycleLR", "ReduceLROnPlateau", "StepLR",
+}
+NN_UTILS = {"clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+            "vector_to_parameters"}
 
 SYMMETRIC = {
     "Leg", "ProductSymmetry", "SymmetricEighResult", "SymmetricQRResult", "SymmetricSVDResult",
@@ -294,11 +302,14 @@ def test_nn_and_optim_export_exactly_the_api():
     assert _public(tenferro.nn.functional) == NN_FUNCTIONAL
     assert set(tenferro._src.optim.__all__) == OPTIM
     assert _public(tenferro.optim) == OPTIM
+    assert _public(tenferro.optim.lr_scheduler) == LR_SCHEDULER
+    assert _public(tenferro.nn.utils) == NN_UTILS
 
 
 def test_every_nn_and_optim_name_is_documented():
     for module, names in ((tenferro.nn, NN), (tenferro.nn.functional, NN_FUNCTIONAL),
-                          (tenferro.optim, OPTIM)):
+                          (tenferro.optim, OPTIM), (tenferro.optim.lr_scheduler, LR_SCHEDULER),
+                          (tenferro.nn.utils, NN_UTILS)):
         for name in names:
             doc = getattr(module, name).__doc__
             assert doc and len(doc.strip()) > 20, f"{module.__name__}.{name} has no docstring"

@@ -295,6 +295,7 @@ def test_numpy_defaults_that_differ_from_tenferros_are_reviewed():
         ("numpy.linalg.eigvalsh", "UPLO"): "filled",
         ("numpy.where", "x"): "same",  # neither given: nonzero(condition), as NumPy
         ("numpy.where", "y"): "same",
+        ("numpy.split", "axis"): "filled",  # axis=0 passed: NumPy's split (the dialect rule)
     }
     found = {}
     for entry in protocols.tables().functions.values():

@@ -20,6 +20,7 @@ from chainrules import ShapedArray
 from ..caches import BoundedCache
 from ..core.dispatch import state
 from ..core.eager import EVAL_TRACE, EagerTensor, _avals, _wrap, as_eager, no_grad
+from ..core.tensor import Tensor
 from ..errors import GradientError, fmt_aval
 from .checkpoint import record_checkpoint
 from .custom import record_custom_jvp, record_custom_vjp
@@ -378,6 +379,16 @@ def _tensor_list(what: str, xs) -> list:
         return [xs]
     if isinstance(xs, (list, tuple)) and all(isinstance(x, EagerTensor) for x in xs):
         return list(xs)
+    items = xs if isinstance(xs, (list, tuple)) else [xs]
+    traced = [x for x in items if isinstance(x, Tensor) and not isinstance(x, EagerTensor)]
+    if traced:
+        raise GradientError(
+            f"autograd.grad: the {what} are {type(traced[0]).__name__}s, the values a function "
+            f"sees inside tenferro.grad/vjp/jvp/vmap/jit: tenferro.autograd.grad "
+            f"(torch.autograd.grad) differentiates the eager tape only. Inside such a "
+            f"function take the inner derivative with a nested transform instead, "
+            f"e.g. g = tenferro.grad(inner)(x) (or tenferro.vjp), which composes with the "
+            f"outer one; or call the function eagerly on tensors with requires_grad=True.")
     raise GradientError(f"autograd_grad: {what} must be a tensor or a list/tuple of tensors, "
                         f"got {type(xs).__name__} {xs!r:.40}.")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import DTypeError, GradientError, GraphError, ShapeError
+from ..errors import DialectError, DTypeError, GradientError, GraphError, ShapeError
 
 _ops = None  # tenferro.ops, set when it is imported (it needs this module first)
 _numpy = None  # ops.numpy_protocols (NumPy's override protocols), set the same way
@@ -380,7 +380,15 @@ class Tensor:
         return _ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(
             shape[0], int) else shape)
 
-    view = reshape
+    def view(self, *shape):
+        """PyTorch's ``view(*shape)``: ``reshape`` (tensors are values: no memory is shared).
+        ``view(dtype)`` (NumPy's and PyTorch's reinterpretation of the bytes) raises."""
+        if len(shape) == 1 and isinstance(shape[0], (type, np.dtype, str)):
+            raise DTypeError(
+                f"view({shape[0]!r}): reinterpreting the bytes as another dtype is not "
+                f"supported (tenferro tensors have no byte layout); convert the values with "
+                f"x.astype(dtype).")
+        return self.reshape(*shape)
 
     def transpose(self, *axes):
         """NumPy's ``transpose(axes)`` (a permutation, given as one tuple or as separate ints;
@@ -402,7 +410,7 @@ class Tensor:
             if a == b:  # NumPy: repeated axis; PyTorch: swap an axis with itself
                 return _ops.swapaxes(self, *axes)
             if (a, b) == (0, 1):
-                raise ShapeError(
+                raise DialectError(
                     f"transpose{tuple(axes)} on a 2-D tensor {tuple(self.shape)} is ambiguous: "
                     f"NumPy reads it as the identity permutation, PyTorch as a swap of the two "
                     f"axes. Write x.T, x.t() or x.swapaxes(0, 1) for the swap, or "
@@ -460,9 +468,25 @@ class Tensor:
         """The entries as a 1-D tensor (C order)."""
         return _ops.reshape(self, (-1,))
 
-    def squeeze(self, axis=None):
-        """Remove axes of length 1 (``axis``: only those; PyTorch's ``dim`` positionally)."""
-        return _ops.squeeze(self, axis)
+    def squeeze(self, axis=None, *, dim=None):
+        """NumPy's ``squeeze(axis)``: remove axes of length 1 (``axis``: only those, which must
+        have length 1). PyTorch's ``dim=`` keyword keeps named axes whose length is not 1."""
+        return _ops.squeeze(self, axis, dim=dim)
+
+    def flip(self, *dims):
+        """PyTorch's ``flip(dims)`` (ndarray has no ``flip`` method): reverse the given axes,
+        as one tuple or separate ints."""
+        if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
+            dims = tuple(dims[0])
+        if not dims:
+            raise TypeError("flip: give the axes to reverse (PyTorch's flip(dims)); "
+                            "tenferro.flip(x) reverses all of them.")
+        return _ops.flip(self, dims)
+
+    def roll(self, shifts, dims=None):
+        """PyTorch's ``roll(shifts, dims=None)`` (``tenferro.roll``, which is NumPy's with the
+        same meaning)."""
+        return _ops.roll(self, shifts, dims)
 
     def unsqueeze(self, axis):
         """Insert an axis of length 1 at ``axis`` (PyTorch's name of ``expand_dims``)."""
@@ -676,6 +700,70 @@ class Tensor:
         """The ``k`` largest entries along ``dim`` and their indices (``tenferro.topk``)."""
         return _ops.topk(self, k, dim, largest, sorted)
 
+    def chunk(self, chunks, dim=0):
+        """PyTorch's ``chunk`` (``tenferro.chunk``): at most ``chunks`` pieces along ``dim``."""
+        return _ops.chunk(self, chunks, dim)
+
+    def split(self, split_size_or_sections, dim=0):
+        """PyTorch's ``split`` (NumPy's ndarray has no ``split`` method): pieces of
+        ``split_size`` entries along ``dim`` (the last one shorter), or of the listed sizes;
+        a tuple. ``tenferro.split(x, ...)`` is NumPy's unless given ``dim=``."""
+        return _ops.split(self, split_size_or_sections=split_size_or_sections, dim=dim)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """PyTorch's ``index_add`` (``tenferro.index_add(x, dim, index, source)``)."""
+        return _ops.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        """In place ``index_add`` (PyTorch's): ``source`` added along ``dim`` at ``index``."""
+        self._inplace(lambda: _ops.index_add(self, dim, index, source, alpha=alpha), source)
+        return self
+
+    def scatter_add(self, dim, index, src):
+        """PyTorch's ``scatter_add(dim, index, src)``."""
+        return _ops.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim, index, src):
+        """In place PyTorch ``scatter_add``."""
+        self._inplace(lambda: _ops.scatter_add(self, dim, index, src), src)
+        return self
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """PyTorch's ``scatter(dim, index, src)`` (or ``value=``)."""
+        return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        """In place PyTorch ``scatter``."""
+        self._inplace(lambda: _ops.scatter(self, dim, index, src, value=value, reduce=reduce),
+                      src)
+        return self
+
+    def sort(self, axis=-1, kind=None, order=None, *, dim=None, descending=None, stable=None):
+        """NumPy's ``ndarray.sort(axis=-1)``: sorts in place and returns None. With PyTorch's
+        keywords ``dim=``, ``descending=`` or ``stable=`` it is PyTorch's ``sort``: a named
+        pair ``(values, indices)``, the tensor unchanged (``tenferro.sort``'s rule)."""
+        if dim is None and descending is None and stable is None:
+            self._inplace(lambda: _ops.sort(self, axis, kind, order))
+            return None
+        if dim is None:
+            dim, axis = axis, -1
+        return _ops.sort(self, axis, kind, order, dim=dim, descending=bool(descending))
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            dim=None, keepdim=None, unbiased=None):
+        """NumPy's ``ndarray.std(axis, dtype, out, ddof=0, keepdims)`` (population standard
+        deviation); PyTorch's keywords ``dim=``/``keepdim=``/``unbiased=`` select PyTorch's
+        (``correction`` 1 by default): ``tenferro.std``'s rule."""
+        return _moment_method(self, "std", axis, dtype, out, ddof, keepdims, correction, dim,
+                              keepdim, unbiased)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None,
+            dim=None, keepdim=None, unbiased=None):
+        """NumPy's ``ndarray.var``; PyTorch's with ``dim=``/``keepdim=``/``unbiased=``
+        (``tenferro.var``'s rule)."""
+        return _moment_method(self, "var", axis, dtype, out, ddof, keepdims, correction, dim,
+                              keepdim, unbiased)
+
     def bmm(self, mat2):
         """Batched matrix product of 3-D tensors (``tenferro.bmm``)."""
         return _ops.bmm(self, mat2)
@@ -803,6 +891,16 @@ class Tensor:
             f"backward() is for eager tensors; this is a {type(self).__name__}. Inside "
             f"transformations use tenferro.grad / vjp instead."
         )
+
+
+def _moment_method(x, name, axis, dtype, out, ddof, keepdims, correction, dim, keepdim,
+                   unbiased):
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (tensors are values).")
+    if dtype is not None:
+        x = _ops.astype(x, dtype)
+    return getattr(_ops, name)(x, axis, ddof, keepdims, correction=correction, dim=dim,
+                               keepdim=keepdim, unbiased=unbiased)
 
 
 def _reduction_args(op, axis, keepdims, dim, keepdim):

@@ -81,7 +81,7 @@ from ..ops import (
     tensor_of,
     where,
 )
-from ..ops._base import to_inexact
+from ..ops._base import normalize_axes, to_inexact
 from ..ops.products import broadcast_batch
 from ..ops.reductions import _safe_pow, safe_sqrt
 from ..traced.staging import TracedTensor
@@ -502,8 +502,11 @@ _MATRIX_ORDS = (None, "fro", "f", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
 
 
 @named_argument_errors("norm")
-def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
-    """Vector and matrix norms with NumPy's ``numpy.linalg.norm`` semantics.
+def norm(x, ord=None, axis=None, keepdims: bool = False, *, p=None, dim=None,
+         keepdim=None) -> Tensor:
+    """Vector and matrix norms with NumPy's ``numpy.linalg.norm`` semantics; PyTorch's
+    keywords ``p``/``dim``/``keepdim`` select PyTorch's ``torch.norm`` (``p`` a vector norm;
+    over several axes only p = 2/'fro', where both agree, is accepted).
 
     ``axis`` an int: vector norm (``ord`` None/2, 1, inf, -inf, 0, or any real p). ``axis`` a
     pair: matrix norm (``ord`` None/'fro', 'nuc', 2, -2 (largest/smallest singular value),
@@ -511,6 +514,14 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
     and the Frobenius norm of the flattened input when ``ord`` is None.
     The 2-norm of the zero vector has derivative 0 (a subgradient).
     """
+    if p is not None or dim is not None or keepdim is not None:
+        axis, keepdims = _reduction_args("norm", axis, keepdims, dim, keepdim)
+        if p is not None:
+            if ord is not None:
+                raise TypeError("norm: give ord or p, not both.")
+            if p != "nuc":
+                return _torch_vector_norm(x, 2 if p == "fro" else p, axis, keepdims)
+            ord = p
     x = to_inexact(tensor_of(x))
     nd = x.ndim
     if axis is None:
@@ -534,6 +545,19 @@ def norm(x, ord=None, axis=None, keepdims: bool = False) -> Tensor:
     if len(axis) == 2:
         return _matrix_norm(x, ord, axis, keepdims)
     raise ShapeError(f"norm: axis must be an int or a pair of ints, got {axis!r}.")
+
+
+def _torch_vector_norm(x, p, axis, keepdims):
+    """PyTorch's ``norm(x, p, dim)``: the vector p-norm of the entries over ``dim`` (all axes
+    by default) taken together, whatever their number."""
+    x = to_inexact(tensor_of(x))
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axes("norm", axis, x.ndim)
+    if len(axes) == 1:
+        return _vector_norm(x, p, axes[0], keepdims)
+    k = len(axes)
+    m = moveaxis(x, axes, tuple(range(x.ndim - k, x.ndim)))
+    out = _vector_norm(reshape(m, tuple(m.shape[:x.ndim - k]) + (-1,)), p, -1, False)
+    return expand_dims(out, tuple(sorted(axes))) if keepdims else out
 
 
 def _vector_norm(x, ord, axis, keepdims):
@@ -590,22 +614,5 @@ def _matrix_norm(x, ord, axis, keepdims):
     return out
 
 
-def _tensor_norm(self, ord=None, axis=None, keepdims=False, *, p=None, dim=None, keepdim=None):
-    """``tenferro.norm`` (NumPy's ``ord``/``axis``; PyTorch's ``p``/``dim``/``keepdim``
-    accepted by keyword). The gradient at 0 is 0."""
-    axis, keepdims = _reduction_args("norm", axis, keepdims, dim, keepdim)
-    if p is not None:  # PyTorch's p: a vector norm over the given axes
-        if ord is not None:
-            raise TypeError("norm: give ord or p, not both.")
-        if p not in (2, "fro") and not isinstance(axis, (int, np.integer)):
-            raise ValueError(
-                f"norm(p={p!r}) over several axes is a vector norm in PyTorch and a matrix "
-                f"norm in NumPy; reshape to one axis first, or call tenferro.norm(x, ord, "
-                f"axis)."
-            )
-        ord = None if p in (2, "fro") else p
-    return norm(self, ord, axis, keepdims)
-
-
 # the Tensor surface's norm method, attached here as tenferro's ops attach the operators
-Tensor.norm = _tensor_norm
+Tensor.norm = norm

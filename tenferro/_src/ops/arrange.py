@@ -239,9 +239,20 @@ def tile(A, reps) -> Tensor:
 
 # ------------------------------------------------------------------------ roll etc.
 @named_argument_errors("roll")
-def roll(a, shift, axis=None) -> Tensor:
+def roll(a, shift=None, axis=None, *, shifts=None, dims=None) -> Tensor:
     """Shift elements cyclically by ``shift`` along ``axis`` (the flattened array, reshaped
-    back, for ``axis=None``); ``shift`` and ``axis`` may be tuples (broadcast together)."""
+    back, for ``axis=None``); ``shift`` and ``axis`` may be tuples (broadcast together).
+    PyTorch's keywords ``shifts``/``dims`` mean the same."""
+    if shifts is not None:
+        if shift is not None:
+            raise TypeError("roll: give shift or shifts, not both.")
+        shift = shifts
+    if dims is not None:
+        if axis is not None:
+            raise TypeError("roll: give axis or dims, not both.")
+        axis = dims
+    if shift is None:
+        raise TypeError("roll: missing the shift.")
     x = tensor_of(a)
     if axis is None:
         flat = roll(reshape(x, (-1,)), shift, 0)

@@ -124,13 +124,15 @@ def _fresh(arr, dtype):
     return xp.asarray(arr, copy=True) if dtype is None else xp.astype(arr, dtype, copy=True)
 
 
-def full(shape, fill_value, dtype=None, device=None) -> Tensor:
+def full(shape, fill_value, dtype=None, device=None, *, requires_grad: bool = False) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value``; without ``dtype`` the value decides it
-    (bool, int64, float64 or complex128, the default dtypes). A constant: no gradient."""
+    (bool, int64, float64 or complex128, the default dtypes). A constant: no gradient
+    (``requires_grad=True``, PyTorch's keyword: a new leaf)."""
     _check_fill("full", fill_value)
     dtype = _fill_dtype(fill_value) if dtype is None else _dtype_arg("full", dtype)
     shape = checked_shape("full", shape, dtype)
-    return bind(P.full_p, shape=shape, value=fill_value, dtype=dtype, device=device)
+    return _maybe_leaf(bind(P.full_p, shape=shape, value=fill_value, dtype=dtype,
+                            device=device), requires_grad)
 
 
 def _fill_dtype(value) -> np.dtype:
@@ -211,20 +213,55 @@ def checked_shape(op: str, shape, dtype) -> tuple:
     return tuple(out)
 
 
-def zeros(shape, dtype=None, device=None) -> Tensor:
-    """A tensor of zeros (``dtype`` ``None``: the default floating dtype, float64)."""
-    return full(shape, 0, float64 if dtype is None else dtype, device)
+def _sizes(op: str, shape, args, dtype, device):
+    """``(shape, dtype, device)`` from NumPy's ``(shape, dtype, device)`` or PyTorch's varargs
+    ``(*size, dtype=, device=)``: ``zeros(2, 3)`` is PyTorch's (NumPy would read the 3 as a
+    dtype and refuse it)."""
+    if args and isinstance(shape, (int, np.integer)) and all(
+            isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return (shape, *args), dtype, device
+    if len(args) > 2:
+        raise DTypeError(f"{op}: takes (shape, dtype, device) or PyTorch's (*size, dtype=, "
+                         f"device=); got {1 + len(args)} positional arguments.")
+    if args:
+        if dtype is not None:
+            raise DTypeError(f"{op}: the dtype is given twice.")
+        dtype = args[0]
+    if len(args) == 2:
+        if device is not None:
+            raise DTypeError(f"{op}: the device is given twice.")
+        device = args[1]
+    return shape, dtype, device
 
 
-def ones(shape, dtype=None, device=None) -> Tensor:
-    """A tensor of ones (``dtype`` ``None``: the default floating dtype, float64)."""
-    return full(shape, 1, float64 if dtype is None else dtype, device)
+def _maybe_leaf(out, requires_grad: bool):
+    """PyTorch's ``requires_grad=`` of the creation functions: the result is a leaf that
+    records its uses."""
+    return out.requires_grad_() if requires_grad else out
 
 
-def empty(shape, dtype=None, device=None) -> Tensor:
-    """A tensor of ``shape`` whose values are unspecified by the standard; tenferro fills it
-    with zeros (a constant, so its values never depend on memory left behind)."""
-    return zeros(shape, dtype, device)
+def zeros(shape, *args, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros (``dtype`` ``None``: the default floating dtype, float64). The shape
+    is one tuple (NumPy) or separate sizes (PyTorch's ``zeros(2, 3)``)."""
+    shape, dtype, device = _sizes("zeros", shape, args, dtype, device)
+    return _maybe_leaf(full(shape, 0, float64 if dtype is None else dtype, device),
+                       requires_grad)
+
+
+def ones(shape, *args, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones (``dtype`` ``None``: the default floating dtype, float64); the shape
+    as a tuple or as separate sizes."""
+    shape, dtype, device = _sizes("ones", shape, args, dtype, device)
+    return _maybe_leaf(full(shape, 1, float64 if dtype is None else dtype, device),
+                       requires_grad)
+
+
+def empty(shape, *args, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``shape`` (a tuple or separate sizes) whose values are unspecified by the
+    standard; tenferro fills it with zeros (a constant, so its values never depend on memory
+    left behind)."""
+    shape, dtype, device = _sizes("empty", shape, args, dtype, device)
+    return zeros(shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(x, /, fill_value, dtype=None, device=None) -> Tensor:
@@ -296,14 +333,18 @@ def linspace(start, stop, /, num=50, endpoint=True, dtype=None, device=None) -> 
             dtype = np.dtype(np.complex128)
     dtype = _dtype_arg("linspace", dtype)
     num = checked_shape("linspace", (num,), dtype)[0]
+    # array bounds (NumPy's): the samples run along a new first axis
+    start, stop = (v if isinstance(v, Tensor) or np.ndim(v) == 0 else asarray(v)
+                   for v in (start, stop))
+    nd = max(np.ndim(v) if not isinstance(v, Tensor) else v.ndim for v in (start, stop))
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0 * (stop - start)
     # computed in double precision (complex128 for complex bounds), then cast, as NumPy
-    i = bind(P.iota_p, shape=(num,), dimension=0, dtype=float64, device=device)
+    i = bind(P.iota_p, shape=(num,) + (1,) * nd, dimension=0, dtype=float64, device=device)
     out = i * step + start
     if endpoint and num.__class__ is int and num > 1:
-        last = bind(P.iota_p, shape=(num,), dimension=0, dtype=np.dtype(np.int64),
-                    device=device) == num - 1
+        last = bind(P.iota_p, shape=(num,) + (1,) * nd, dimension=0,
+                    dtype=np.dtype(np.int64), device=device) == num - 1
         out = where(last, stop, out)
     if out.dtype.kind == "c" and dtype.kind != "c":
         raise DTypeError(f"linspace: complex bounds {start!r:.20}, {stop!r:.20} do not fit "
@@ -433,6 +474,22 @@ def rand(*shape, dtype=float64, device=None) -> EagerTensor:
     """Uniform samples in [0, 1)."""
     _check_not_traced()
     return _from_host(_rng.gen.random(_shape_args(shape)), dtype, device)
+
+
+def randn_like(input, dtype=None, device=None, *, requires_grad: bool = False) -> EagerTensor:
+    """Standard normal samples with ``input``'s shape and (by default) dtype and device
+    (PyTorch's ``randn_like``); tenferro's generator, eager only."""
+    x = input if isinstance(input, Tensor) else asarray(input)
+    return _maybe_leaf(randn(*x.shape, dtype=x.dtype if dtype is None else dtype,
+                             device=x.device if device is None else device), requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, *, requires_grad: bool = False) -> EagerTensor:
+    """Uniform samples in [0, 1) with ``input``'s shape and (by default) dtype and device
+    (PyTorch's ``rand_like``); eager only."""
+    x = input if isinstance(input, Tensor) else asarray(input)
+    return _maybe_leaf(rand(*x.shape, dtype=x.dtype if dtype is None else dtype,
+                            device=x.device if device is None else device), requires_grad)
 
 
 @named_argument_errors("normal")

@@ -474,9 +474,13 @@ def _logical(prim, name):
 
 
 def _as_bool(x):
-    if isinstance(x, Tensor) and x.dtype.kind != "b":
-        return not_equal(x, 0)
-    return x
+    """Truth values: nonzero is True (NumPy's); numbers and arrays too (``logical_xor(2, 3)``
+    is False, not the bits of 2 ^ 3)."""
+    if not isinstance(x, Tensor):
+        if isinstance(x, (bool, np.bool_)):
+            return x
+        x = tensor_of(x)
+    return not_equal(x, 0) if x.dtype.kind != "b" else x
 
 
 logical_and = _logical(P.logical_and_p, "logical_and")

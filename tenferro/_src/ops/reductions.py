@@ -12,7 +12,7 @@ from chainrules.primitives.reductions import _inclusive_cumprod_last
 from ..caches import BoundedCache
 from ..core.dispatch import bind, dispatch
 from ..core.eager import EagerTensor, _wrap
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, _reduction_args
 from ..errors import DTypeError, ShapeError
 from ._base import (
     astype,
@@ -64,9 +64,11 @@ def _accumulator(x, dtype):
     return x
 
 
-def sum(x, axis=None, keepdims=False, dtype=None) -> Tensor:
-    """Sum over ``axis`` (default all). Bools and signed integers sum as int64, unsigned ones
-    as uint64, unless ``dtype`` says otherwise."""
+def sum(x, axis=None, keepdims=False, dtype=None, *, dim=None, keepdim=None) -> Tensor:
+    """Sum over ``axis`` (PyTorch's ``dim``; default all). Bools and signed integers sum as
+    int64, unsigned ones as uint64, unless ``dtype`` says otherwise."""
+    if dim is not None or keepdim is not None:
+        axis, keepdims = _reduction_args("sum", axis, keepdims, dim, keepdim)
     if (type(x) is EagerTensor and dtype is None and not keepdims
             and (axis is None or axis.__class__ is int)):  # x.sum(), x.sum(0): one bind
         v = x._value
@@ -112,8 +114,11 @@ def _mean_plan(x, axis):
     return plan
 
 
-def mean(x, axis=None, keepdims=False) -> Tensor:
-    """Arithmetic mean over ``axis`` (all axes by default); integers promote to float64."""
+def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
+    """Arithmetic mean over ``axis`` (PyTorch's ``dim``; all axes by default); integers
+    promote to float64."""
+    if dim is not None or keepdim is not None:
+        axis, keepdims = _reduction_args("mean", axis, keepdims, dim, keepdim)
     if (type(x) is EagerTensor and not keepdims
             and (axis is None or axis.__class__ is int)):  # x.mean(), x.mean(0): two binds
         plan = _mean_plan(x, axis)
@@ -131,9 +136,12 @@ def mean(x, axis=None, keepdims=False) -> Tensor:
     return divide(total, n)
 
 
-def prod(x, axis=None, keepdims=False, dtype=None) -> Tensor:
-    """Product over ``axis`` (default all), accumulated like ``sum`` (``dtype``, else int64 /
-    uint64 for integers); its derivative is exact at zeros (no division by the entries)."""
+def prod(x, axis=None, keepdims=False, dtype=None, *, dim=None, keepdim=None) -> Tensor:
+    """Product over ``axis`` (PyTorch's ``dim``; default all), accumulated like ``sum``
+    (``dtype``, else int64 / uint64 for integers); its derivative is exact at zeros (no
+    division by the entries)."""
+    if dim is not None or keepdim is not None:
+        axis, keepdims = _reduction_args("prod", axis, keepdims, dim, keepdim)
     x = _accumulator(tensor_of(x), dtype)
     axes = reduction_axes("prod", axis, x.ndim)
     out = bind(P.reduce_prod_p, x, axes=axes) if axes else x
@@ -218,9 +226,11 @@ all = _logical(P.reduce_and_p, "all", "every")
 any = _logical(P.reduce_or_p, "any", "some")
 
 
-def cumsum(x, axis=None, dtype=None, *, reverse=False) -> Tensor:
-    """Cumulative sum along ``axis`` (of the flattened tensor by default; NumPy's
-    ``cumsum``), accumulated like ``sum``; ``reverse`` sums from the end."""
+def cumsum(x, axis=None, dtype=None, *, reverse=False, dim=None) -> Tensor:
+    """Cumulative sum along ``axis`` (PyTorch's ``dim``; of the flattened tensor by default:
+    NumPy's ``cumsum``), accumulated like ``sum``; ``reverse`` sums from the end."""
+    if dim is not None:
+        axis = _reduction_args("cumsum", axis, False, dim, None)[0]
     x = _accumulator(tensor_of(x), dtype)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0

@@ -14,14 +14,21 @@ from collections import namedtuple
 
 import numpy as np
 
+from chainrules import primitives as P
+
+from ..core.dispatch import bind
 from ..core.tensor import Tensor
-from ..errors import DTypeError, ShapeError
-from ._base import as_int, astype, normalize_axis, sequence_of, tensor_of
-from .creation import _check_not_traced, _from_host, _rng, tensor, zeros_like
-from .elementwise import less_equal, where
-from .indexing import getitem, take_named
+from ..errors import DialectError, DTypeError, ShapeError, named_argument_errors
+from ._base import as_int, astype, normalize_axis, sequence_of, tensor_of, to_inexact
+from .creation import _check_not_traced, _from_host, _rng, full_like, tensor, zeros_like
+from .dialect import _torch_split
+from .elementwise import abs, less_equal, log, where
+from .indexing import getitem, setitem, take_named
+from .indexing import index_add as _index_add_at
+from .indexing import scatter_add as _scatter_add_along
 from .products import matmul
-from .shape import concatenate, flip, reshape
+from .reductions import _safe_pow, max, safe_sqrt, sum
+from .shape import concatenate, expand_dims, flip, reshape
 from .sorting import _take_along as take_along_sorted
 from .sorting import argsort, take_along_axis_named
 
@@ -236,5 +243,189 @@ def randperm(n: int, *, dtype=int64, device=None) -> Tensor:
     return _from_host(_rng.gen.permutation(n), dtype, device)
 
 
-__all__ = ["bmm", "cat", "complex", "flatten", "from_numpy", "gather", "index_select", "is_complex",
-           "masked_fill", "numel", "randint", "randperm", "relu", "topk"]
+@named_argument_errors("chunk")
+def chunk(input, chunks: int, dim: int = 0) -> tuple:
+    """PyTorch's ``chunk``: at most ``chunks`` pieces along ``dim`` of ``ceil(n / chunks)``
+    entries each (the last one shorter; fewer pieces when they run out). Linear (slices).
+    NumPy's ``array_split`` always gives ``chunks`` pieces of near-equal length instead."""
+    x = tensor_of(input)
+    chunks = as_int("chunk", "chunks", chunks)
+    if chunks < 1:
+        raise ShapeError(f"chunk: chunks must be >= 1, got {chunks}.")
+    if x.ndim == 0:
+        raise ShapeError("chunk: a 0-d tensor has no axis to split; reshape it first.")
+    ax = normalize_axis("chunk", dim, x.ndim)
+    n = x.shape[ax]
+    if n == 0:
+        return tuple(x for _ in range(chunks))
+    return _torch_split("chunk", x, -(-n // chunks), ax)
+
+
+@named_argument_errors("cdist")
+def cdist(x1, x2, p: float = 2.0, compute_mode=None) -> Tensor:
+    """PyTorch's ``cdist``: the ``p``-norm distances between the rows of ``x1`` (``..., P,
+    M``) and of ``x2`` (``..., R, M``), shape ``(..., P, R)``; batch axes broadcast.
+    ``p`` = 0 counts differing entries, ``inf`` takes the largest. Derivative: that of the
+    norm of the differences, 0 where two rows coincide (as PyTorch). Computed from the
+    differences (no ``|a|^2 + |b|^2 - 2ab`` cancellation); ``compute_mode`` is accepted and
+    ignored."""
+    a, b = tensor_of(x1), tensor_of(x2)
+    if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"cdist: expected (..., P, M) and (..., R, M) tensors with the same "
+                         f"M, got {a.shape} and {b.shape}.")
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        raise DTypeError(f"cdist: expected floating tensors, got {a.dtype} and {b.dtype}.")
+    p = float(p)
+    if p < 0:
+        raise ShapeError(f"cdist: p must be >= 0, got {p}.")
+    d = abs(expand_dims(a, -2) - expand_dims(b, -3))
+    if p == 2:
+        return safe_sqrt(sum(d * d, -1))
+    if p == 1:
+        return sum(d, -1)
+    if p == np.inf:
+        return max(d, -1)
+    if p == 0:
+        return sum(astype(d != 0, d.dtype), -1)
+    return _safe_pow(sum(d ** p if p >= 1 else _safe_pow(d, p), -1), 1.0 / p)
+
+
+@named_argument_errors("logdet")
+def logdet(input) -> Tensor:
+    """PyTorch's ``logdet``: log det(A) of (batches of) square matrices: NaN where a real
+    determinant is negative, -inf where it is 0, the complex logarithm for complex input.
+    Derivative: that of log|det| (the inverse transposed), from ``slogdet``."""
+    a = to_inexact(tensor_of(input))
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"logdet: expected (batches of) square matrices, got shape {a.shape}.")
+    sign, logabs = bind(P.slogdet_p, a)
+    if a.dtype.kind == "c":
+        return astype(logabs, a.dtype) + log(where(sign == 0, astype(1, a.dtype), sign))
+    nan = full_like(logabs, np.nan)
+    return where(sign > 0, logabs, where(sign == 0, full_like(logabs, -np.inf), nan))
+
+
+_NO = object()
+
+
+@named_argument_errors("index_add")
+def index_add(input, a, b, c=_NO, *, alpha=1) -> Tensor:
+    """PyTorch's ``index_add(input, dim, index, source, alpha=1)``: ``source`` (times
+    ``alpha``) added into ``input`` along ``dim`` at the 1-D ``index``, repeated indices
+    accumulating. With three arguments it is tenferro's ``index_add(x, idx, value)``:
+    ``value`` added at ``x[idx]`` (any NumPy index; ``x.at[idx].add(value)``). Linear in
+    ``input`` and ``source``."""
+    if c is _NO:
+        if alpha != 1:
+            raise DTypeError("index_add: alpha belongs to PyTorch's index_add(input, dim, "
+                            "index, source, alpha=).")
+        return _index_add_at(input, a, b)
+    x = tensor_of(input)
+    i = tensor_of(b, like=x)
+    if i.ndim != 1 or i.dtype.kind not in "iu":
+        raise ShapeError(f"index_add: index must be a 1-D integer tensor, got {i.dtype} of "
+                         f"shape {i.shape}.")
+    src = tensor_of(c, like=x)
+    ax = normalize_axis("index_add", a, x.ndim)
+    want = tuple(x.shape[:ax]) + (i.shape[0],) + tuple(x.shape[ax + 1:])
+    if tuple(src.shape) != want and not (x.ndim == 0 and src.ndim == 0):
+        raise ShapeError(f"index_add: source of shape {src.shape} must have shape {want} "
+                         f"(the input's, with dim {a} the index's length).")
+    if alpha != 1:
+        src = src * alpha
+    return _scatter_add_along(x, i, src, ax)
+
+
+def _torch_index(op, x, dim, index):
+    """The full NumPy index of PyTorch's ``scatter``/``gather`` pattern: ``index`` on axis
+    ``dim`` and the position itself on every other axis."""
+    i = tensor_of(index, like=x)
+    if i.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: index must be an integer tensor, got {i.dtype}.")
+    ax = normalize_axis(op, dim, x.ndim)
+    if i.ndim != x.ndim or any(a < b for d, (a, b) in enumerate(zip(x.shape, i.shape))
+                               if d != ax):
+        raise ShapeError(f"{op}: index of shape {i.shape} must have the rank of the input "
+                         f"{x.shape} and be no larger on every axis but dim={dim}.")
+    idx = []
+    for d, n in enumerate(i.shape):
+        if d == ax:
+            idx.append(i)
+        else:
+            shape = [1] * i.ndim
+            shape[d] = n
+            idx.append(tensor(np.arange(n).reshape(shape)))
+    return tuple(idx), i.shape
+
+
+def _source(op, x, src, shape):
+    """``src`` cut to the index's ``shape`` (PyTorch reads only that corner), or a number."""
+    v = tensor_of(src, like=x)
+    if v.ndim == 0:
+        return v
+    if v.ndim != len(shape) or any(a < b for a, b in zip(v.shape, shape)):
+        raise ShapeError(f"{op}: src of shape {v.shape} must be at least as large as the "
+                         f"index {shape} on every axis.")
+    return getitem(v, tuple(slice(0, n) for n in shape))
+
+
+@named_argument_errors("scatter_add")
+def scatter_add(input, a=_NO, b=_NO, c=_NO, *, axis=None, dim=None, index=None,
+                src=None) -> Tensor:
+    """PyTorch's ``scatter_add(input, dim, index, src)``: ``input[..., index[i, j], ...] +=
+    src[i, j]`` along ``dim`` (``index`` of ``input``'s rank; repeats accumulate). With an
+    index tensor second it is tenferro's ``scatter_add(x, indices, updates, axis=0)``:
+    ``updates`` added at ``indices`` along ``axis`` (the updates have ``x``'s shape with
+    the axis replaced by the index's shape). Linear in ``input`` and the added values."""
+    given = [v for v in (a, b, c) if v is not _NO]
+    if dim is not None or index is not None or src is not None:  # PyTorch's keywords
+        if axis is not None:
+            raise DialectError("scatter_add: give NumPy-style axis= or PyTorch's dim=, not "
+                               "both.")
+        rest = iter(given)
+        dim = next(rest) if dim is None else dim
+        index = next(rest, None) if index is None else index
+        src = next(rest, None) if src is None else src
+        torch_form = True
+    else:
+        torch_form = (len(given) == 3 and axis is None and isinstance(a, (int, np.integer))
+                      and not isinstance(c, (int, np.integer)))
+        if torch_form:
+            dim, index, src = given
+    if torch_form:
+        if index is None or src is None:
+            raise DTypeError("scatter_add: PyTorch's form is scatter_add(input, dim, index, "
+                            "src).")
+        x = tensor_of(input)
+        idx, shape = _torch_index("scatter_add", x, dim, index)
+        return _index_add_at(x, idx, _source("scatter_add", x, src, shape))
+    if len(given) < 2:
+        raise DTypeError("scatter_add: takes (x, indices, updates, axis=0) or PyTorch's "
+                        "(input, dim, index, src).")
+    if c is not _NO and axis is not None:
+        raise DTypeError("scatter_add: the axis is given twice.")
+    return _scatter_add_along(input, a, b, c if c is not _NO else (axis or 0))
+
+
+@named_argument_errors("scatter")
+def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
+    """PyTorch's ``scatter(input, dim, index, src)``: a copy of ``input`` with
+    ``input[..., index[i, j], ...] = src[i, j]`` along ``dim`` (or the number ``value``).
+    ``reduce='add'`` is ``scatter_add``, ``'multiply'`` is not supported. An index that
+    writes one position twice raises (PyTorch leaves the result unspecified). Derivative:
+    the cotangent of the written positions goes to ``src``, the rest to ``input``."""
+    x = tensor_of(input)
+    if (src is None) == (value is None):
+        raise DTypeError("scatter: give src or value (exactly one).")
+    idx, shape = _torch_index("scatter", x, dim, index)
+    v = _source("scatter", x, src if value is None else value, shape)
+    if reduce is None:
+        return setitem(x, idx, v)
+    if reduce == "add":
+        return _index_add_at(x, idx, v)
+    raise ShapeError(f"scatter: reduce={reduce!r} is not supported; use 'add' or None.")
+
+
+__all__ = ["bmm", "cat", "cdist", "chunk", "complex", "flatten", "from_numpy", "gather",
+           "index_add", "index_select", "is_complex", "logdet", "masked_fill", "numel", "randint",
+           "randperm", "relu", "scatter", "scatter_add", "topk"]
