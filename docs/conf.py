@@ -16,9 +16,11 @@ project = "tenferro"
 author = "the tenferro developers"
 copyright = "the tenferro developers"  # noqa: A001  (Sphinx's name)
 
-import tenferro  # noqa: E402
+import re  # noqa: E402
 
-release = version = "0.1.0"
+# the version is pyproject.toml's (one place to change it)
+release = version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(),
+                              re.M).group(1)
 
 extensions = [
     "sphinx.ext.autodoc",
