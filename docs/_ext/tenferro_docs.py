@@ -61,7 +61,8 @@ def escape_lines(lines: list[str]) -> list[str]:
             block_indent = indent
             out.append(line)
             continue
-        bullet = re.match(r"\s*(?:[*+-]|\d+\.) ", line)  # a list item's marker stays markup
+        # a list item's marker stays markup (also after a field name: ``:returns: * **x**``)
+        bullet = re.match(r"\s*(?::[^:`]+:\s+)?(?:[*+-]|\d+\.) ", line)
         cut = bullet.end() if bullet else 0
         text = line[:cut] + escape_text(line[cut:])
         if stripped.endswith("::"):

@@ -295,6 +295,11 @@ def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
     tenferro.errors.DTypeError
         As ``grad``: integer/boolean argument differentiated, complex or integer output.
 
+    Notes
+    -----
+    The conventions are ``grad``'s: complex inputs get ``dL/dRe z + i dL/dIm z``;
+    non-differentiable points follow each primitive's documented convention.
+
     Examples
     --------
     >>> import tenferro as tf
