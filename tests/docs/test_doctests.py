@@ -92,8 +92,15 @@ def test_documented_function_has_every_section(name):
     assert ">>> " in doc.split("Examples\n")[1], f"{name}: Examples has no doctest"
 
 
+# Optional libraries a guide imports (all in the `test` extra), with the reason to skip
+GUIDE_NEEDS = {"interop": ("array_api_compat", "einops", "cotengra", "quimb")}
+
+
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.stem)
 def test_guide(guide):
+    for module in GUIDE_NEEDS.get(guide.stem, ()):
+        pytest.importorskip(module, reason=f"the {guide.stem} guide uses {module} (the `test` "
+                                           f"extra: pip install -e '.[test]')")
     text = guide.read_text()
     parser = doctest.DocTestParser()
     test = parser.get_doctest(text, {}, guide.stem, str(guide), 0)
