@@ -191,9 +191,9 @@ def checkpoint(f=None, *, policy=None):
 
     Notes
     -----
-    The recomputation runs the same primitives on the same inputs, so results are
-    bit-identical, including at non-differentiable points and for complex inputs. Random
-    numbers drawn inside ``f`` would be drawn again: pass them in as arguments.
+    The recomputation runs the same primitives on the same inputs, so values and
+    derivatives (including the conventions at non-differentiable points and for complex
+    inputs) are those of ``f`` without the checkpoint.
     ``tenferro.saved_residuals`` shows what a backward pass keeps; ``checkpoint_loop``
     checkpoints a long loop in about sqrt(n) segments.
 

@@ -234,9 +234,9 @@ def jit(f=None, *, static_argnums=(), static_argnames=(), optimize: bool = True,
 
     On the first call with a new signature (the pytree structure of the arguments, each
     tensor's shape, dtype and device, and the static arguments' values) ``f`` runs once on
-    traced tensors; the recorded graph is optimised (constant folding, common
-    subexpressions, dead code, fused contractions) and cached; later calls with that
-    signature run the graph without Python overhead. Usable as ``@jit``, ``jit(f, ...)`` or
+    traced tensors; the recorded graph is optimised (folded transposes and reshapes, constant
+    folding, common subexpressions, dead code) and cached; later calls with that
+    signature run the graph without calling ``f`` again. Usable as ``@jit``, ``jit(f, ...)`` or
     ``@jit(static_argnums=...)``.
 
     Parameters
