@@ -19,3 +19,4 @@ COMPAT = ("array_api_compat interop test: needs array-api-compat (the `test` ext
           "pip install -e '.[test]')")
 SKLEARN = ("scikit-learn interop test: needs scikit-learn (the `test` extra: "
            "pip install -e '.[test]')")
+SPHINX = "docs build test: needs Sphinx (the `docs` or `test` extra: pip install -e '.[docs]')"

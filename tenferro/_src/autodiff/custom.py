@@ -53,7 +53,59 @@ from .tape import _SEQ, Node, released_error
 
 # ------------------------------------------------------------------- public API
 class custom_vjp:  # noqa: N801 - a decorator, named like JAX's
-    """A function with a user-supplied reverse-mode rule (see the module docstring)."""
+    """Decorate a function whose reverse-mode derivative you supply (as ``jax.custom_vjp``).
+
+    For implicit differentiation (a fixed point, an iterative solver), numerically better
+    derivatives, or deliberate changes such as gradient clipping. After ``f.defvjp(fwd,
+    bwd)``, every mode uses the rule and none differentiates ``f`` itself: reverse mode calls
+    ``bwd``; forward mode (``jvp``, ``jacfwd``, ``hvp``) uses the transpose of ``bwd`` (which
+    is linear in the cotangent); ``jit``/``make_graph`` stage the function and its rule as
+    sub-programs (saved and loaded with a graph); ``vmap`` batches them.
+
+    Parameters
+    ----------
+    fun : callable
+        The primal function of positional tensor (pytree) arguments.
+
+    Returns
+    -------
+    custom_vjp
+        A callable with ``fun``'s signature and a ``defvjp(fwd, bwd)`` method:
+        ``fwd(*args) -> (out, residuals)`` (residuals: any pytree of tensors) and
+        ``bwd(residuals, ct) -> tuple`` with one cotangent (or ``None`` for zero) per
+        positional argument.
+
+    Raises
+    ------
+    tenferro.errors.GradientError
+        ``fun``, ``fwd`` or ``bwd`` is not callable; the function is called before
+        ``defvjp``; ``bwd`` returns the wrong number or structure of cotangents, or a
+        complex cotangent for a real argument (take its real part on purpose); forward mode
+        is asked of a ``bwd`` that is not linear (use ``custom_jvp`` then).
+
+    Notes
+    -----
+    The rules run through tenferro's primitives, so they are differentiable again (grad of
+    grad, ``hvp``). Tensors ``fun`` closes over are constants for the rule: pass what you
+    differentiate as an argument. For complex arguments ``bwd`` receives and returns
+    cotangents in the convention of ``grad`` (``dL/dRe z + i dL/dIm z``).
+
+    Examples
+    --------
+    Gradient clipping on the way back:
+
+    >>> import tenferro as tf
+    >>> @tf.custom_vjp
+    ... def clip_gradient(x):
+    ...     return x
+    >>> def fwd(x):
+    ...     return x, None
+    >>> def bwd(res, ct):
+    ...     return (tf.clip(ct, -1.0, 1.0),)
+    >>> _ = clip_gradient.defvjp(fwd, bwd)
+    >>> tf.grad(lambda x: tf.sum(5.0 * clip_gradient(x)))(tf.tensor([1.0, 2.0]))
+    tensor([1., 1.])
+    """
 
     def __init__(self, fun):
         check_callable("custom_vjp", fun)
@@ -97,7 +149,55 @@ class custom_vjp:  # noqa: N801 - a decorator, named like JAX's
 
 
 class custom_jvp:  # noqa: N801 - a decorator, named like JAX's
-    """A function with a user-supplied forward-mode rule (see the module docstring)."""
+    """Decorate a function whose forward-mode derivative you supply (as ``jax.custom_jvp``).
+
+    After ``f.defjvp(rule)`` every mode uses the rule: forward mode runs it; reverse mode
+    stages the rule's tangent computation (which must be linear in the tangents) and records
+    its transpose, so one rule serves ``grad``, ``jvp``, ``hvp`` and ``jit``.
+
+    Parameters
+    ----------
+    fun : callable
+        The primal function of positional tensor (pytree) arguments.
+
+    Returns
+    -------
+    custom_jvp
+        A callable with ``fun``'s signature and a ``defjvp(rule)`` method (usable as a
+        decorator): ``rule(primals, tangents) -> (out, tangent_out)``, where ``primals`` and
+        ``tangents`` are tuples of the arguments and ``tangent_out`` has the structure of the
+        output.
+
+    Raises
+    ------
+    tenferro.errors.GradientError
+        ``fun`` or the rule is not callable; the function is called before ``defjvp``; the
+        rule's tangent output does not match the output's structure, or its primal output
+        depends on the tangents; reverse mode through a rule whose tangent output is not
+        linear in the tangents.
+
+    Notes
+    -----
+    Typical uses: a stable derivative at a point where the composition would produce
+    ``0 * inf`` (e.g. ``log1p(exp(x))`` for large ``x``), or an explicit convention at a
+    non-differentiable point. For complex arguments the rule gives the R-linear JVP (as
+    ``jvp``).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> @tf.custom_jvp
+    ... def softplus(x):
+    ...     return tf.log1p(tf.exp(x))
+    >>> @softplus.defjvp
+    ... def softplus_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return softplus(x), t * tf.sigmoid(x)
+    >>> tf.grad(softplus)(tf.tensor(0.0))
+    tensor(0.5)
+    >>> tf.jvp(softplus, (tf.tensor(0.0),), (tf.tensor(2.0),))[1]
+    tensor(1.)
+    """
 
     def __init__(self, fun):
         check_callable("custom_jvp", fun)

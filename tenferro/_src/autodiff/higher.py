@@ -15,9 +15,46 @@ from .reverse import check_inexact_args, grad, vjp
 
 
 def hvp(f, primals, tangents):
-    """Hessian-vector product by forward-over-reverse: ``jvp(grad(f))``. One forward-mode pass
-    through the reverse pass; never forms the Hessian. Returns H @ tangents (same structure
-    as the primals)."""
+    """Hessian-vector product ``H(primals) @ tangents`` of a real scalar function.
+
+    Computed forward-over-reverse, ``jvp(grad(f))``: one forward-mode pass through the
+    reverse pass, at a few times the cost of one gradient, never forming the Hessian (what
+    Newton-Krylov and trust-region optimisers need).
+
+    Parameters
+    ----------
+    f : callable
+        A function of the primals returning a real one-element tensor (as for ``grad``).
+    primals : tuple
+        The point (a tuple or list of tensors or pytrees); every argument is differentiated.
+    tangents : tuple
+        The vector, with the structure, shapes and dtypes of ``primals``.
+
+    Returns
+    -------
+    Tensor or tuple
+        ``H @ tangents``: for one primal a tensor (pytree) shaped like it, else a tuple with
+        one entry per primal (the blocks of the full Hessian applied to all tangents).
+
+    Raises
+    ------
+    tenferro.errors.GradientError, tenferro.errors.DTypeError
+        As ``grad`` (non-scalar or complex output, integer primal) and as ``jvp``
+        (``primals``/``tangents`` not tuples, mismatched structure).
+
+    Notes
+    -----
+    For complex primals the product is the derivative of the conjugate-convention gradient
+    (``grad``) along ``tangents``: the real Hessian of ``f`` over (Re z, Im z) applied to
+    the tangent, written back as a complex number.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> f = lambda x: tf.sum(x ** 3)
+    >>> tf.hvp(f, (tf.tensor([1.0, 2.0]),), (tf.tensor([1.0, 1.0]),))
+    tensor([ 6., 12.])
+    """
     check_callable("hvp", f)
     primals = argument_tuple("hvp", "primals", primals)
     tangents = argument_tuple("hvp", "tangents", tangents)
@@ -56,10 +93,49 @@ def _batch_last(j, out_shape, in_shape):
 
 
 def jacfwd(f, argnums=0):
-    """Jacobian by forward mode: one ``jvp`` mapped (``vmap``) over the basis of tangents, so
-    the primal computation runs once and every tangent direction in one batched pass. The
-    result has shape ``out.shape + in.shape``. Complex inputs are treated as holomorphic
-    directions."""
+    """Make a function returning the Jacobian of ``f`` by forward mode.
+
+    One ``jvp`` per input element, all batched by ``vmap`` into one pass (the primal runs
+    once): efficient when the inputs are fewer than the outputs (else use ``jacrev``).
+
+    Parameters
+    ----------
+    f : callable
+        The function; its output may be a tensor or a pytree of tensors.
+    argnums : int or tuple of int, optional
+        The positional argument(s) to differentiate (default 0); a tuple gives a tuple of
+        Jacobians.
+
+    Returns
+    -------
+    callable
+        ``jacfwd(f)(*args)``: for each output leaf ``o`` and argument ``x`` a tensor of shape
+        ``o.shape + x.shape`` with entries ``d o[i] / d x[j]`` (the output's pytree kept).
+
+    Raises
+    ------
+    tenferro.errors.GradientError
+        ``f`` is not callable, or ``argnums`` is malformed or out of range.
+    tenferro.errors.DTypeError
+        A differentiated argument is an integer or boolean.
+
+    Notes
+    -----
+    For complex inputs the basis directions are the real unit tangents, so the Jacobian is
+    ``d o / d Re x``: the complex derivative for a holomorphic ``f``. Non-differentiable
+    points follow each primitive's convention. ``jacfwd`` and ``jacrev`` agree for real
+    functions.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.jacfwd(lambda x: x ** 2)(tf.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    >>> tf.jacfwd(lambda x: tf.stack([x[0] * x[1], x[0]]))(tf.tensor([2.0, 3.0]))
+    tensor([[3., 2.],
+            [1., 0.]])
+    """
     single = isinstance(argnums, int) and not isinstance(argnums, bool)
     nums = _checked_nums("jacfwd", f, argnums)
 
@@ -89,10 +165,50 @@ def jacfwd(f, argnums=0):
 
 
 def jacrev(f, argnums=0):
-    """Jacobian by reverse mode: one forward pass, then one ``vjp`` mapped (``vmap``) over the
-    basis of cotangents of each output, reusing the forward's saved values (shape
-    ``out + in``). For complex inputs rows are the conjugate-convention gradients of each real
-    output."""
+    """Make a function returning the Jacobian of ``f`` by reverse mode.
+
+    One forward pass, then one ``vjp`` per output element, batched by ``vmap`` and reusing
+    the forward's saved values: efficient when the outputs are fewer than the inputs (else
+    use ``jacfwd``).
+
+    Parameters
+    ----------
+    f : callable
+        The function; its output may be a tensor or a pytree of tensors.
+    argnums : int or tuple of int, optional
+        The positional argument(s) to differentiate (default 0); a tuple gives a tuple of
+        Jacobians.
+
+    Returns
+    -------
+    callable
+        ``jacrev(f)(*args)``: for each output leaf ``o`` and argument ``x`` a tensor of shape
+        ``o.shape + x.shape`` (the same layout as ``jacfwd``).
+
+    Raises
+    ------
+    tenferro.errors.GradientError
+        ``f`` is not callable, or ``argnums`` is malformed or out of range.
+    tenferro.errors.DTypeError
+        A differentiated argument is an integer or boolean.
+
+    Notes
+    -----
+    For complex inputs each row is the conjugate-convention gradient (``grad``) of one real
+    output element, ``dRe o/dRe x + i dRe o/dIm x``; for complex outputs the rows are the
+    pullbacks of the real unit cotangents. Non-differentiable points follow each primitive's
+    convention.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> tf.jacrev(lambda x: x ** 2)(tf.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    >>> tf.jacrev(lambda x: tf.sum(x) * x)(tf.tensor([1.0, 2.0]))
+    tensor([[4., 1.],
+            [2., 5.]])
+    """
     single = isinstance(argnums, int) and not isinstance(argnums, bool)
     nums = _checked_nums("jacrev", f, argnums)
 
@@ -130,5 +246,41 @@ def jacrev(f, argnums=0):
 
 
 def hessian(f, argnums=0):
-    """Dense Hessian, forward-over-reverse: ``jacfwd(jacrev(f))``."""
+    """Make a function returning the dense Hessian of the real scalar function ``f``.
+
+    Forward-over-reverse, ``jacfwd(jacrev(f))``: one gradient, then its Jacobian by batched
+    forward mode. For a Hessian you only apply to vectors, ``hvp`` is cheaper.
+
+    Parameters
+    ----------
+    f : callable
+        A function returning a real one-element tensor.
+    argnums : int or tuple of int, optional
+        The argument(s) to differentiate (default 0). With a tuple, block ``[i][j]`` is the
+        second derivative with respect to arguments ``argnums[i]`` and ``argnums[j]``.
+
+    Returns
+    -------
+    callable
+        ``hessian(f)(*args)``: for one argument ``x`` and a 0-d output, a tensor of shape
+        ``x.shape + x.shape`` (in general ``out.shape + x.shape + x.shape``).
+
+    Raises
+    ------
+    tenferro.errors.GradientError, tenferro.errors.DTypeError
+        As ``jacrev`` and ``jacfwd``.
+
+    Notes
+    -----
+    Second derivatives at non-differentiable points follow the primitives' conventions
+    (e.g. ``abs''`` is 0 everywhere, no delta at 0).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> f = lambda x: x[0] ** 2 * x[1]
+    >>> tf.hessian(f)(tf.tensor([1.0, 2.0]))
+    tensor([[4., 2.],
+            [2., 0.]])
+    """
     return jacfwd(jacrev(f, argnums), argnums)

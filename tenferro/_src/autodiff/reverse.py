@@ -109,13 +109,73 @@ def watch(tr, xs, watched=None):
 
 
 def vjp(f, *primals, has_aux: bool = False, activity=None):
-    """``(out, vjp_fn)`` or ``(out, vjp_fn, aux)``: ``vjp_fn(ct)`` returns one cotangent per
-    primal argument (pytrees allowed). Cotangents of complex inputs follow the convention
-    dL/dRe z + i dL/dIm z.
+    """Evaluate ``f(*primals)`` and return a function that pulls cotangents back (reverse mode).
 
-    ``activity``: one ``"active"``/``"const"`` per primal (default: all active). A const
-    primal is never watched: nothing is recorded or computed backward for it, and
-    ``vjp_fn`` returns ``None`` in its place (design/vmap.md, "activity")."""
+    Use it for the vector-Jacobian product ``ct^H J`` of a function with any outputs (``grad``
+    is ``vjp`` seeded with 1 for a real scalar). The forward pass runs once; ``vjp_fn`` can be
+    called any number of times, with different cotangents, reusing its saved values.
+
+    Parameters
+    ----------
+    f : callable
+        The function, called as ``f(*primals)``; it returns a tensor or a pytree of tensors
+        (with ``has_aux``: a pair ``(output, aux)``).
+    *primals : Tensor or pytree of tensors
+        The point at which to linearize ``f``. Python numbers and NumPy arrays are converted.
+        Float and complex leaves are differentiated; integer and boolean leaves are constants
+        (their cotangent is zero).
+    has_aux : bool, optional
+        ``f`` returns ``(output, aux)``; ``aux`` is returned as is, not differentiated.
+    activity : sequence of {"active", "const"}, optional
+        One entry per primal (default: all active). A ``"const"`` primal is not watched:
+        nothing is recorded or computed backward for it and ``vjp_fn`` returns ``None`` in its
+        place (design/vmap.md, "activity").
+
+    Returns
+    -------
+    out : Tensor or pytree
+        ``f(*primals)`` (without the aux part).
+    vjp_fn : callable
+        ``vjp_fn(ct)`` takes a cotangent of the structure, shapes and dtypes of ``out`` and
+        returns a tuple with one cotangent per primal (pytrees kept).
+    aux : object
+        Only with ``has_aux=True``.
+
+    Raises
+    ------
+    tenferro.errors.GradientError
+        ``f`` is not callable, ``activity`` is malformed, or the cotangent's pytree structure
+        differs from the output's.
+    tenferro.errors.ShapeError
+        A cotangent's shape differs from its output's.
+    tenferro.errors.DTypeError
+        A cotangent's dtype cannot be cast to its output's (e.g. complex into real).
+
+    Notes
+    -----
+    Complex numbers: for a real loss ``L`` of a complex input ``z`` the cotangent returned is
+    ``dL/dRe z + i dL/dIm z`` (PyTorch's convention, so gradient descent is
+    ``z - lr * g``); for a complex output the cotangent ``ct`` pulls back as
+    ``J^H ct`` with ``J`` the R-linear Jacobian. At points where ``f`` is not differentiable
+    each primitive's documented convention applies (e.g. ``abs`` has derivative 0 at 0,
+    ``max`` shares the cotangent equally among ties).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> x = tf.tensor([1.0, 2.0, 3.0])
+    >>> out, vjp_fn = tf.vjp(lambda x: x ** 2, x)
+    >>> out
+    tensor([1., 4., 9.])
+    >>> vjp_fn(tf.tensor([1.0, 0.0, 1.0]))
+    (tensor([2., 0., 6.]),)
+
+    Two primals, one constant:
+
+    >>> out, vjp_fn = tf.vjp(lambda a, b: a * b, x, x, activity=("active", "const"))
+    >>> vjp_fn(tf.ones(3))
+    (tensor([1., 2., 3.]), None)
+    """
     check_callable("vjp", f)
     const = [False] * len(primals)
     if activity is not None:
@@ -198,14 +258,58 @@ def check_inexact_args(name: str, args, nums) -> None:
 
 def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
                    accumulate_into=None):
-    """A function returning ``(f(*args), gradient)`` (``((value, aux), gradient)`` with aux).
+    """Make a function that returns both ``f(*args)`` and its gradient, in one pass.
 
-    ``activity``: instead of ``argnums``, one ``"active"``/``"const"`` per positional argument
-    (Enzyme's Active/Const); the gradient is then the tuple of the active arguments'
-    gradients. ``accumulate_into``: caller-owned buffers the gradients are added into in place
-    (Enzyme's Duplicated shadows): the buffer itself for one differentiated argument, else a
-    tuple with one buffer (or None) per differentiated argument; the returned gradients are
-    those buffers. See design/vmap.md, "activity"."""
+    Same as ``grad`` (see there for every parameter and convention) but the returned function
+    gives ``(value, gradient)``, or ``((value, aux), gradient)`` with ``has_aux=True``:
+    the value comes from the forward pass the gradient needed anyway.
+
+    Parameters
+    ----------
+    f : callable
+        A function returning a real one-element tensor (with ``has_aux``: ``(value, aux)``).
+    argnums : int or tuple of int, optional
+        Which positional arguments to differentiate (default 0; negative counts from the end).
+        A tuple gives a tuple of gradients.
+    has_aux : bool, optional
+        ``f`` returns ``(value, aux)``; aux is passed through, not differentiated.
+    activity : sequence of {"active", "const"}, optional
+        Instead of ``argnums``: one entry per positional argument (Enzyme's Active/Const);
+        the gradient is then the tuple of the active arguments' gradients.
+    accumulate_into : Tensor or tuple, optional
+        Caller-owned eager buffers the gradients are added into in place (Enzyme's
+        Duplicated shadows): the buffer itself for one differentiated argument, else one
+        buffer (or None) per differentiated argument. The gradients returned are those
+        buffers (design/vmap.md, "activity").
+
+    Returns
+    -------
+    callable
+        ``value_and_grad(f)(*args, **kwargs) -> (value, gradient)``; keyword arguments are
+        passed to ``f`` and not differentiated.
+
+    Raises
+    ------
+    tenferro.errors.GradientError
+        As ``grad``: ``f`` not callable, bad ``argnums``, output not one element.
+    tenferro.errors.DTypeError
+        As ``grad``: integer/boolean argument differentiated, complex or integer output.
+
+    Notes
+    -----
+    The conventions are ``grad``'s: complex inputs get ``dL/dRe z + i dL/dIm z``;
+    non-differentiable points follow each primitive's documented convention.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> loss = lambda w: tf.sum((w - 1.0) ** 2)
+    >>> value, g = tf.value_and_grad(loss)(tf.tensor([0.0, 3.0]))
+    >>> value
+    tensor(5.)
+    >>> g
+    tensor([-2.,  4.])
+    """
     check_callable("grad", f)
     single = isinstance(argnums, int) and not isinstance(argnums, bool) and activity is None
     if activity is None:
@@ -237,8 +341,98 @@ def value_and_grad(f, argnums=0, has_aux: bool = False, *, activity=None,
 
 
 def grad(f, argnums=0, has_aux: bool = False, *, activity=None, accumulate_into=None):
-    """The gradient of a real scalar function (complex inputs: dL/dRe z + i dL/dIm z).
-    ``activity``/``accumulate_into``: per-argument activity as in ``value_and_grad``."""
+    """Make a function that returns the gradient of the real scalar function ``f``.
+
+    ``grad(f)(*args)`` evaluates ``f(*args)`` once, recording it, and runs one reverse
+    pass from the seed 1. The result works in eager mode (no ``requires_grad`` needed), on
+    traced tensors under ``jit``, and nests with every transformation (``grad(grad(f))``,
+    ``jvp(grad(f))``, ``vmap(grad(f))``) to any order, because every primitive's reverse rule
+    is the transpose of its forward rule.
+
+    Parameters
+    ----------
+    f : callable
+        The function to differentiate. It must return a real floating-point tensor with
+        one element (shape ``()`` or ``(1,)``...), or ``(value, aux)`` with ``has_aux``.
+        Its arguments may be tensors, Python numbers, NumPy arrays or pytrees (tuples,
+        lists, dicts, registered classes) of them.
+    argnums : int or tuple of int, optional
+        Which positional arguments to differentiate with respect to (default 0; negative
+        numbers count from the end). An int gives one gradient, a tuple a tuple of gradients
+        in the same order.
+    has_aux : bool, optional
+        ``f`` returns a pair ``(value, aux)``; only ``value`` is differentiated and the
+        function returns ``(gradient, aux)``.
+    activity : sequence of {"active", "const"}, optional
+        Instead of ``argnums``, one entry per positional argument (see
+        ``value_and_grad``); constant arguments are never recorded.
+    accumulate_into : Tensor or tuple, optional
+        Buffers the gradients are added into in place (see ``value_and_grad``).
+
+    Returns
+    -------
+    callable
+        ``grad(f)(*args, **kwargs)`` returns the gradient with the structure, shape and dtype
+        of the differentiated argument(s) (a tuple for a tuple ``argnums``), or
+        ``(gradient, aux)`` with ``has_aux=True``. Keyword arguments are passed to ``f`` and
+        not differentiated.
+
+    Raises
+    ------
+    tenferro.errors.GradientError
+        ``f`` is not callable, ``argnums`` is not an int or a tuple of ints (or names an
+        argument that was not passed), or ``f`` returns more than one element (use ``vjp``
+        or ``jacrev``).
+    tenferro.errors.DTypeError
+        A differentiated argument is an integer or boolean (its derivative would silently
+        be zero: pass ``3.0``, not ``3``), or ``f`` returns a complex or integer value
+        (differentiate ``.real`` or ``abs(...) ** 2``).
+
+    Notes
+    -----
+    Complex inputs: the gradient of a real ``L`` with respect to a complex ``z`` is
+    ``dL/dRe z + i dL/dIm z`` (PyTorch's convention; JAX returns its conjugate), so
+    ``grad(lambda z: abs(z) ** 2)(z) == 2 * z`` and ``z - lr * grad`` descends.
+
+    Non-differentiable points: each primitive's docstring gives its convention; the common
+    ones are ``abs'(0) = 0`` (``sign(0) = 0``), ``relu'(0) = 0``, and ties of ``max``/``min``
+    /``sort`` sharing the cotangent equally. Decompositions at degenerate spectra are
+    described in ``tenferro.linalg.svd`` and ``tenferro.linalg.eigh``.
+
+    Gradients of tensors ``f`` closes over are not computed: pass what you differentiate
+    as an argument.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> f = lambda x: tf.sum(x ** 3)
+    >>> tf.grad(f)(tf.tensor([1.0, 2.0]))
+    tensor([ 3., 12.])
+
+    Several arguments, and a second derivative:
+
+    >>> tf.grad(lambda x, y: x * y ** 2, argnums=(0, 1))(2.0, 3.0)
+    (tensor(9.), tensor(12.))
+    >>> tf.grad(tf.grad(lambda x: x ** 3))(2.0)
+    tensor(12.)
+
+    Auxiliary outputs and complex inputs:
+
+    >>> def loss(x):
+    ...     y = x * 2.0
+    ...     return tf.sum(y ** 2), y
+    >>> tf.grad(loss, has_aux=True)(tf.tensor([1.0]))
+    (tensor([8.]), tensor([2.]))
+    >>> tf.grad(lambda z: tf.abs(z) ** 2)(tf.tensor(1.0 + 2.0j))
+    tensor(2.+4.j, dtype=complex128)
+
+    Non-scalar outputs raise:
+
+    >>> tf.grad(lambda x: x * 2.0)(tf.tensor([1.0, 2.0]))
+    Traceback (most recent call last):
+        ...
+    tenferro.errors.GradientError: grad: the function must return a one-element tensor, got (2,)...
+    """
     vg = value_and_grad(f, argnums, has_aux, activity=activity, accumulate_into=accumulate_into)
 
     def wrapped(*args, **kwargs):

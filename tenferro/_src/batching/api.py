@@ -43,22 +43,67 @@ def _normalize(axis: int, ndim: int, what: str) -> int:
 
 
 def vmap(f, in_axes=0, out_axes=0, axis_size: int | None = None):
-    """Vectorise ``f`` over an axis of its arguments: ``vmap(f)(xs)`` equals stacking
-    ``f(x)`` for every ``x`` along axis 0 of ``xs``, computed in one batched pass.
+    """Vectorise ``f`` over an axis of its arguments (as ``jax.vmap``/``torch.func.vmap``).
 
-    ``in_axes``: the mapped axis of each positional argument (an int, ``None`` for arguments
-    shared by every member, or a tuple/list/dict prefix of the arguments' pytree).
-    ``out_axes``: where the batch axis goes in each output (same forms; ``None`` requires an
-    output that is the same for every member). Keyword arguments are mapped over axis 0 (as
-    in JAX). ``axis_size`` is needed only when no argument is mapped.
+    ``vmap(f)(xs)`` equals stacking ``f(x)`` for every ``x`` along axis 0 of ``xs``, but is
+    computed in one batched pass: every primitive has a batching rule, so ``f`` is written
+    for one member and runs for all at once.
 
+    Parameters
+    ----------
+    f : callable
+        The function for one batch member; returns a tensor or a pytree of tensors.
+    in_axes : int, None, or tuple/list/dict, optional
+        The mapped axis of each positional argument: an int (negative counts from the end),
+        ``None`` for an argument shared by every member, or a tuple/list/dict prefix of the
+        arguments' pytree giving one of those per leaf. Default 0. Keyword arguments are
+        mapped over axis 0 (as in JAX).
+    out_axes : int, None, or tuple/list/dict, optional
+        Where the batch axis goes in each output (same forms; ``None`` requires an output
+        that is the same for every member). Default 0.
+    axis_size : int, optional
+        The batch size, needed only when no argument is mapped.
+
+    Returns
+    -------
+    callable
+        The batched function, taking the same arguments as ``f`` with the extra axes.
+
+    Raises
+    ------
+    tenferro.errors.ShapeError
+        Mapped axes of different sizes, an axis out of range, an ``in_axes``/``out_axes``
+        prefix that does not match the arguments, no mapped argument and no ``axis_size``,
+        or ``out_axes=None`` for an output that differs between members.
+    tenferro.errors.ConcretizationError
+        ``f`` needs one member's value (``if x > 0``, ``float(x)``, an SVD truncated by a
+        cutoff): write it with ``tenferro.where`` or move the decision out.
+
+    Notes
+    -----
     Works in eager and traced mode and nests with ``grad``/``jvp``/``jit`` and itself in any
     order; ``custom_vjp``/``custom_jvp`` rules and checkpoints are batched, not dropped.
-    Random numbers drawn inside ``f`` (``tenferro.randn``...) are drawn once and shared by all
-    members; pass a batch of draws in (``in_axes=0``) for independent ones. Decisions that
-    need a member's value (``if x > 0``, an SVD truncated by a cutoff) raise a clear error.
-    Derivatives through ``vmap`` are those of the batched primitives, with their conventions
-    at non-differentiable points unchanged (design/vmap.md).
+    Random numbers drawn inside ``f`` (``tenferro.randn``...) are drawn once and shared by
+    all members: pass a batch of draws in for independent ones. Derivatives through ``vmap``
+    are those of the batched primitives, with their conventions at non-differentiable points
+    and for complex inputs unchanged (design/vmap.md).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> xs = tf.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> tf.vmap(lambda v: tf.dot(v, v))(xs)
+    tensor([ 5., 25., 61.])
+
+    A shared argument, and per-example gradients:
+
+    >>> w = tf.tensor([1.0, -1.0])
+    >>> tf.vmap(lambda x, w: tf.dot(x, w), in_axes=(0, None))(xs, w)
+    tensor([-1., -1., -1.])
+    >>> tf.vmap(tf.grad(lambda x: tf.sum(x ** 2)))(xs)
+    tensor([[ 2.,  4.],
+            [ 6.,  8.],
+            [10., 12.]])
     """
 
     @functools.wraps(f)

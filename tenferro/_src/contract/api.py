@@ -171,6 +171,11 @@ def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
            slices_per_task: int | None = None, progress: bool | None = False) -> Tensor:
     """Einstein summation over any number of operands, differentiable in every mode.
 
+    Like ``numpy.einsum``/``torch.einsum`` with a contraction-path planner built in:
+    the order of pairwise contractions is optimised (and cached), each step is a BLAS-friendly
+    ``dot_general``, and very large networks can be sliced to bound memory and run as tasks
+    on an executor.
+
     Forms::
 
         einsum("ij,jk->ik", a, b)              # explicit output
@@ -180,42 +185,92 @@ def einsum(*args, optimize: Optimize = "auto", max_memory: Memory = None,
         einsum("ij,ik,il->jkl", a, b, c)       # hyper-edge i shared by three operands
         einsum(a, [0, 1], b, [1, 2], [0, 2])   # interleaved: any hashable labels, no limit
 
-    ``optimize``: ``"auto"`` (default: effort scaled with the network, exact for small ones,
-    cotengra's hyper-optimizer for large ones when installed; see design/einsum.md),
-    ``"greedy"``, ``"optimal"``, ``"dp"``, ``"random-greedy"`` or any other opt_einsum optimizer
-    name; a ``PathOptimizer`` (e.g. ``cotengra.HyperOptimizer()``); an explicit path in
-    opt_einsum's format (e.g. ``[(1, 2), (0, 1)]``); or ``False`` (left to right).
+    Parameters
+    ----------
+    *args : str and tensors, or interleaved tensors and label lists
+        The subscripts followed by the operands, or NumPy's interleaved form (operand,
+        labels, operand, labels, ..., [output labels]). Operands may be tensors, arrays or
+        numbers; they are promoted like NumPy (bool counts as int64).
+    optimize : str, PathOptimizer, list or False, optional
+        The path search: ``"auto"`` (default: effort scaled with the network, exact for small
+        ones, cotengra's hyper-optimizer for large ones when installed; design/einsum.md),
+        ``"greedy"``, ``"optimal"``, ``"dp"``, ``"random-greedy"`` or any other opt_einsum
+        optimizer name; a ``PathOptimizer`` (e.g. ``cotengra.HyperOptimizer()``); an explicit
+        path in opt_einsum's format (e.g. ``[(1, 2), (0, 1)]``); or ``False`` (left to right).
+    max_memory : int or str, optional
+        The most the contraction may hold at once, operands not counted: elements (int), bytes
+        (``"8GB"``, ``"512 MiB"``) or ``"max_input"``. The contraction is then *sliced*: some
+        summed indices are fixed to one value at a time, each slice contracted separately and
+        the slices added; gradients flow through every slice (each slice is checkpointed, so
+        the reverse pass also holds one slice at a time).
+    memory_limit : int or str, optional
+        Alias of ``max_memory`` (opt_einsum's name).
+    max_time : float, optional
+        A bound on the planning time of ``"auto"`` in wall-clock seconds (met to within
+        ~20%). Without it the search may spend 10 s of CPU time, capped at 60 s of wall-clock
+        time; in both cases it stops once the best path found would contract faster than the
+        planning so far took (small networks plan in milliseconds), and the path returned
+        never has more FLOPs or a larger intermediate than opt_einsum's greedy path.
+    plan : ContractionPlan, optional
+        A plan from ``tenferro.contract_path`` for these operands (no planning then).
+    cache_dir : str or Path, optional
+        Also keep plans in this directory, across processes.
+    executor : concurrent.futures.Executor-like, optional
+        Run the slices as tasks on any executor with ``submit`` (a ``ThreadPoolExecutor``, a
+        ``dask.distributed.Client``: operands and plan are then scattered once and the
+        partial sums added on the workers). Eager values only; gradients work through
+        ``backward``/``grad`` (one more round of tasks). See design/distributed.md.
+    slices_per_task : int, optional
+        Consecutive slices per task (default: about four tasks per worker).
+    progress : bool or None, optional
+        Report slices done (``None``: the global ``tenferro.tn.set_progress`` setting).
 
-    ``max_time``: a bound on the planning time of ``"auto"`` in wall-clock seconds (met to
-    within ~20%: steps that cannot be interrupted start only when predicted to fit). Without
-    it the search may spend 10 s of CPU time (a busy machine stretches the wall clock, not the
-    work done, so plans do not get worse under load), capped at 60 s of wall-clock time. In
-    both cases the search stops once the best path found would contract faster than the
-    planning so far took (small networks plan in milliseconds), and the path returned never
-    has more FLOPs or a larger intermediate than opt_einsum's greedy path.
+    Returns
+    -------
+    Tensor
+        The contraction, with the output labels' axes in order; its dtype is the operands'
+        promoted dtype.
 
-    ``max_memory`` (alias ``memory_limit``): the most the contraction may hold at once,
-    operands not counted: elements (int), bytes (``"8GB"``, ``"512 MiB"``) or ``"max_input"``.
-    The contraction is then *sliced*: some summed indices are fixed to one value at a time,
-    each slice contracted separately and the slices added; gradients flow through every slice
-    (each slice is checkpointed, so the reverse pass also holds one slice at a time).
+    Raises
+    ------
+    tenferro.errors.ShapeError
+        Malformed subscripts (more or fewer terms than operands, more than one ``->`` or
+        ellipsis, an output label in no input), a term whose length differs from its
+        operand's rank, or one index with different sizes (size 1 broadcasts); the message
+        names the index, the operands, the axes and the shapes.
 
-    ``plan``: a plan from ``tenferro.contract_path`` for these operands (no planning then).
-    ``cache_dir``: also keep plans in this directory, across processes.
+    Notes
+    -----
+    The contraction is lowered to ``dot_general`` / ``transpose`` / ``diagonal`` /
+    ``reduce_sum`` / ``mul`` (and ``slice`` / ``add`` when sliced), so it runs eagerly, in
+    traced graphs, and under every transformation (grad, jvp, hvp, vmap, nested) with no
+    rule of its own: its derivatives are contractions again, and it is smooth everywhere
+    (multilinear). Complex operands are not conjugated (``einsum("i,i", a, b)`` is
+    ``sum(a * b)``): conjugate explicitly for inner products; gradients follow ``grad``'s
+    convention. Plans are cached by (subscripts, shapes, options): repeated calls pay no
+    planning cost (``einsum.cache_info()``).
 
-    ``executor``: run the slices as tasks on any ``concurrent.futures``-style executor
-    (``submit``), e.g. a ``ThreadPoolExecutor`` or a ``dask.distributed.Client`` (operands and
-    plan are then scattered once and the partial sums added on the workers);
-    ``slices_per_task`` consecutive slices per task (default: about four tasks per worker);
-    ``progress``: report slices done (``None``: the global ``tenferro.tn.set_progress``
-    setting). Eager values only; gradients work through ``backward``/``grad`` (one more round
-    of tasks). See design/distributed.md.
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> a = tf.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> tf.einsum("ij,jk->ik", a, a)
+    tensor([[ 7., 10.],
+            [15., 22.]])
+    >>> tf.einsum("ii", a)
+    tensor(5.)
+    >>> tf.einsum(a, [0, 1], a, [0, 1], [])
+    tensor(30.)
+    >>> tf.grad(lambda a: tf.einsum("ij,ij->", a, a))(a)
+    tensor([[2., 4.],
+            [6., 8.]])
 
-    Plans are cached by (subscripts, shapes, options): repeated calls pay no planning cost
-    (``einsum.cache_info()``). Operands are promoted like NumPy (bool counts as int64). The
-    contraction is lowered to ``dot_general`` / ``transpose`` / ``diagonal`` / ``reduce_sum``
-    / ``mul`` (and ``slice`` / ``add`` when sliced), so it runs eagerly, in traced graphs, and
-    under every transformation (grad, jvp, hvp, nested) with no rule of its own.
+    Mismatched sizes name the index:
+
+    >>> tf.einsum("ij,jk->ik", tf.ones((2, 3)), tf.ones((4, 2)))
+    Traceback (most recent call last):
+        ...
+    tenferro.errors.ShapeError: einsum: index 'j' has size 3 in operand 0 (axis 1) but size 4 ...
     """
     p, operands, grad = get_plan("einsum", args, optimize, max_memory, memory_limit, max_time,
                                  cache_dir=cache_dir, plan=plan)

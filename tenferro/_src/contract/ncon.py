@@ -120,11 +120,59 @@ def _plan(labels, order, forder):
 
 @named_argument_errors("ncon")
 def ncon(tensors, index_lists, order=None, forder=None) -> Tensor:
-    """Contract a tensor network given in the ncon convention (see the module docstring).
+    """Contract a tensor network given in the ncon convention (Pfeifer et al., 2014).
 
-    For example, with an MPS tensor ``A`` (left, phys, right) and a one-site operator ``O``
-    (phys', phys), ``ncon([A, O, conj(A)], [[1, 2, 3], [4, 2], [1, 4, 3]])`` is the scalar
-    <A|O|A>, and ``ncon([A, conj(A)], [[-1, 1, 2], [-2, 1, 2]])`` the left density matrix.
+    Each tensor gets a list of integer labels, one per axis: a **positive** label is a
+    contracted bond and appears exactly twice (on two tensors, or twice on one tensor: a
+    partial trace); a **negative** label is an open leg and appears once, and the result's
+    axes are ordered -1, -2, -3, ... The ordering is turned into an explicit path for
+    ``einsum``'s planner, so ncon shares its lowering, plan cache and derivatives.
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        The tensors of the network (tensors, arrays or numbers).
+    index_lists : sequence of sequence of int
+        One list of nonzero integer labels per tensor, one label per axis.
+    order : sequence of int or str, optional
+        The order in which positive labels are contracted (default: increasing). At each step
+        the two tensors carrying the next uncontracted label are contracted over *all* the
+        bonds they share; disconnected pieces are joined by outer products at the end. An
+        optimizer name (``"auto"``, ``"greedy"``...) lets the planner choose instead.
+    forder : sequence of int, optional
+        The order of the open (negative) labels in the result (default -1, -2, ...).
+
+    Returns
+    -------
+    Tensor
+        The contracted network (0-d when no label is open).
+
+    Raises
+    ------
+    tenferro.errors.ShapeError
+        Not one index list per tensor; a label that is 0 or not an integer; a positive label
+        not appearing exactly twice or a negative one not once; a list's length different
+        from its tensor's rank; a bond whose two axes have different sizes; ``order`` or
+        ``forder`` not a permutation of the labels they name.
+
+    Notes
+    -----
+    Differentiable in every mode (as ``einsum``, which it calls). Complex tensors are not
+    conjugated: write ``conj(A)`` for a bra.
+
+    Examples
+    --------
+    With an MPS tensor ``A[left, phys, right]`` and an operator ``O[phys', phys]``,
+    ``<A|O|A>`` and the left density matrix:
+
+    >>> import tenferro as tf
+    >>> A = tf.reshape(tf.arange(8.0), (2, 2, 2))
+    >>> O = tf.tensor([[1.0, 0.0], [0.0, -1.0]])
+    >>> tf.ncon([A, O, tf.conj(A)], [[1, 2, 3], [4, 2], [1, 4, 3]])
+    tensor(-56.)
+    >>> tf.ncon([A, tf.conj(A)], [[-1, 1, 2], [-2, 1, 2]])
+    tensor([[ 14.,  38.],
+            [ 38., 126.]])
     """
     tensors = list(tensors)
     index_lists = list(index_lists)

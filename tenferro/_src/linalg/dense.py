@@ -273,18 +273,100 @@ def _truncate(x, rank, axis):
 def svd(a, full_matrices: bool = False, max_rank: int | None = None, cutoff: float | None = None,
         relative_cutoff: float | None = None, eps: float | None = None,
         compute_uv: bool = True):
-    """Singular value decomposition ``a = U @ diag(S) @ Vh`` (S descending).
+    """Singular value decomposition ``a = U @ diag(S) @ Vh``, optionally truncated.
 
-    ``full_matrices=True`` returns square U and Vh (their extra columns/rows span the
-    orthogonal complements; their derivative keeps them orthogonal and rotates nothing within
-    the complement). Truncation (thin SVD only): keep at most ``max_rank`` values and drop those
-    below ``cutoff`` or below ``relative_cutoff * S[0]`` (see ``truncation_rank``). A
-    truncation that keeps part of a degenerate multiplet keeps exactly the requested number
-    of values (LAPACK's arbitrary part of the multiplet) and is reported
-    (``DegeneracyWarning``). ``eps`` is the relative tie tolerance of the derivative
-    (``default_eps``). Gauge: the largest-magnitude entry of each column of ``V = Vh^H`` is
-    real and positive.
-    Returns ``SVDResult(U, S, Vh)`` (or ``S`` with ``compute_uv=False``).
+    LAPACK's SVD with derivatives that stay correct where tensor-network codes need them:
+    (near-)degenerate and zero singular values, truncation, complex phases, second order.
+    Batched over leading axes.
+
+    Parameters
+    ----------
+    a : Tensor, shape (..., m, n)
+        Real or complex matrix (or stack); integer input is converted to float64. float32,
+        float64, complex64 and complex128 are supported.
+    full_matrices : bool, optional
+        Return square ``U`` (m x m) and ``Vh`` (n x n) instead of the thin factors; their extra
+        columns/rows span the orthogonal complements (their derivative keeps them orthogonal
+        and rotates nothing within the complement). Not with truncation.
+    max_rank : int, optional
+        Keep at most this many singular values (>= 1).
+    cutoff : float, optional
+        Drop singular values below this absolute value.
+    relative_cutoff : float, optional
+        Drop singular values below ``relative_cutoff * S[0]``. The rank rule keeps at least
+        one value, and over a batch takes the largest rank (see ``truncation_rank``).
+    eps : float, optional
+        The relative tie tolerance of the derivative: values closer than ``eps * S[0]`` are
+        treated as degenerate (default ``default_eps(dtype)``: 1e-10 in double precision).
+    compute_uv : bool, optional
+        Return the singular values only (then only they are computed).
+
+    Returns
+    -------
+    SVDResult
+        A named tuple ``(U, S, Vh)``: ``U`` (..., m, k), ``S`` (..., k) real, descending,
+        ``Vh`` (..., k, n), with k = min(m, n) or the truncated rank. Only ``S`` with
+        ``compute_uv=False``.
+
+    Raises
+    ------
+    tenferro.errors.ShapeError
+        ``a`` has fewer than two axes; a truncation argument is invalid (``max_rank < 1``,
+        negative cutoffs) or combined with ``full_matrices=True``.
+    tenferro.errors.DTypeError
+        A dtype LAPACK does not support (e.g. float16).
+
+    Warns
+    -----
+    tenferro.errors.DegeneracyWarning
+        A truncation cuts through a degenerate multiplet (it keeps exactly the requested
+        number of values: an arbitrary part of the multiplet), or a backward pass uses the
+        gauge-dependent part of a degenerate block (see Notes).
+
+    Notes
+    -----
+    Derivatives (design/linalg.md, "svd"): the rotation of U and V couples pairs through
+    ``1/(s_j - s_i)`` and ``1/(s_i + s_j)``, each computed exactly off ties and set to 0 on
+    ties (``|s_i - s_j| <= eps * S[0]``). Inside a degenerate block the joint rotation is pure
+    gauge, so the gradient of every loss that does not depend on the basis chosen within the
+    block (low-rank errors, projectors ``U_k U_k^H``, symmetric functions of the values) is
+    exact at degeneracies; a loss that does depend on it has no derivative there and the
+    backward pass reports it (``DegeneracyWarning``; ``TENFERRO_DEGENERACY=raise`` makes it an
+    error). At zero singular values ``1/s`` is cut like the ties.
+
+    Truncation is the thin SVD followed by slicing, so its gradient keeps the coupling of
+    the kept vectors to the discarded ones (the exact derivative of the truncated function,
+    not the textbook truncated-only adjoint). Under ``jit`` a cutoff gives a data-dependent
+    rank (a symbolic size resolved at run time); ``max_rank`` alone is static.
+
+    Gauge and complex inputs: the largest-magnitude entry of each column of ``V = Vh^H`` is
+    real and positive (a common phase of each pair ``(u_j, v_j)``), and the derivatives
+    differentiate that gauge-fixed function, so phase-dependent losses match finite
+    differences. Exactly degenerate blocks are rotated by a fixed generic unitary, so the
+    returned basis there differs from NumPy's. Gradients with respect to complex ``a`` follow
+    ``grad``'s convention (``dL/dRe a + i dL/dIm a``).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> a = tf.tensor([[3.0, 0.0], [0.0, 1.0]])
+    >>> U, S, Vh = tf.linalg.svd(a)
+    >>> S
+    tensor([3., 1.])
+    >>> tf.linalg.svd(a, max_rank=1).S
+    tensor([3.])
+    >>> x = tf.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> U, S, Vh = tf.linalg.svd(x)
+    >>> U.shape, S.shape, Vh.shape
+    ((3, 2), (2,), (2, 2))
+    >>> bool(tf.allclose((U * S) @ Vh, x))
+    True
+
+    The gradient of the nuclear norm is ``U @ Vh``:
+
+    >>> g = tf.grad(lambda x: tf.sum(tf.linalg.svd(x, compute_uv=False)))(x)
+    >>> bool(tf.allclose(g, U @ Vh))
+    True
     """
     a = _matrix("svd", a)
     eps = _eps(eps, a.dtype)
@@ -337,12 +419,55 @@ def _rtol(rtol, a):
 
 # ---------------------------------------------------------------------------- QR
 def qr(a, mode: str = "reduced", positive: bool = False):
-    """QR decomposition ``a = Q @ R`` (Householder, LAPACK geqrf).
+    """QR decomposition ``a = Q @ R`` (Householder, LAPACK geqrf), differentiable.
 
-    ``mode``: "reduced" (Q m x k, R k x n, k = min(m, n)), "complete" (Q m x m), or "r" (R
-    only). For wide matrices (m < n) Q comes from the leading m x m block. ``positive=True``
-    makes diag(R) non-negative (the unique QR of a full-rank matrix); otherwise diag(R) has
-    LAPACK's signs (real also for complex input). Returns ``QRResult(Q, R)`` (or R).
+    The orthonormalisation step of tensor-network algorithms (canonical forms of MPS,
+    CTMRG projectors); batched over leading axes.
+
+    Parameters
+    ----------
+    a : Tensor, shape (..., m, n)
+        Real or complex matrix (or stack); integer input is converted to float64.
+    mode : {"reduced", "complete", "r"}, optional
+        "reduced" (default): ``Q`` (m, k), ``R`` (k, n) with k = min(m, n); "complete":
+        ``Q`` (m, m), ``R`` (m, n); "r": ``R`` only.
+    positive : bool, optional
+        Make ``diag(R)`` non-negative: the unique QR of a full-rank matrix (a fixed gauge,
+        what a derivative needs to be well defined). Otherwise ``diag(R)`` has LAPACK's
+        signs (real also for complex input).
+
+    Returns
+    -------
+    QRResult or Tensor
+        The named tuple ``(Q, R)``, or ``R`` with ``mode="r"``.
+
+    Raises
+    ------
+    tenferro.errors.ShapeError
+        ``a`` has fewer than two axes, or ``mode`` is not one of the three.
+    tenferro.errors.DTypeError
+        A dtype LAPACK does not support.
+
+    Notes
+    -----
+    The derivative is that of the factorisation with the returned gauge (the signs of
+    ``diag(R)``), exact for full-rank ``a``; at a rank-deficient ``a`` (a zero on the
+    diagonal of ``R``) the factors are not unique and have no derivative. For wide matrices
+    (m < n), ``Q`` comes from the leading m x m block and the rest of ``R`` is ``Q^H`` times
+    the remaining columns, so derivatives need that block to be full rank. Complex inputs:
+    gradients follow ``grad``'s convention.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> x = tf.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> Q, R = tf.linalg.qr(x, positive=True)
+    >>> Q.shape, R.shape
+    ((3, 2), (2, 2))
+    >>> bool(tf.allclose(Q @ R, x)), bool(tf.allclose(Q.T @ Q, tf.eye(2)))
+    (True, True)
+    >>> bool(tf.all(tf.diagonal(R) > 0))
+    True
     """
     a = _matrix("qr", a)
     if mode not in ("reduced", "complete", "r"):
@@ -363,24 +488,86 @@ def lq(a, mode: str = "reduced", positive: bool = False):
 
 # ------------------------------------------------------------------- eigh & co.
 def eigh(a, UPLO: str | None = None, *, eps: float | None = None) -> EighResult:  # noqa: N803
-    """Eigen-decomposition of a Hermitian matrix (ascending eigenvalues).
+    """Eigen-decomposition of a Hermitian matrix: ``a = V diag(w) V^H`` (ascending ``w``).
 
-    ``UPLO`` (NumPy's second argument): ``"L"`` or ``"U"`` reads only the lower or upper
-    triangle of ``a`` (the other is taken as its conjugate transpose, the diagonal's imaginary
-    part is ignored), exactly NumPy's meaning, and the derivative reaches only that triangle.
-    ``None`` (the default) uses the Hermitian part ``(a + a^H) / 2``: the same values for a
-    Hermitian ``a``, and a derivative that stays Hermitian. ``eps`` (keyword-only): the
-    relative tie tolerance of the derivative (``default_eps``); it used to be the second
-    positional argument, and a number there raises a ``TypeError`` naming ``eps=``.
+    LAPACK's Hermitian eigensolver with derivatives that are exact at degenerate spectra for
+    every loss that has a derivative there. Batched over leading axes.
 
-    Gauge: the largest-magnitude entry of each eigenvector is real and positive.
+    Parameters
+    ----------
+    a : Tensor, shape (..., n, n)
+        Real symmetric or complex Hermitian matrix (or stack); integer input is converted to
+        float64.
+    UPLO : {None, "L", "U"}, optional
+        NumPy's second argument. ``"L"`` or ``"U"`` reads only the lower or upper triangle of
+        ``a`` (the other is taken as its conjugate transpose, the diagonal's imaginary part is
+        ignored), exactly NumPy's meaning, and the derivative reaches only that triangle.
+        ``None`` (the default) uses the Hermitian part ``(a + a^H) / 2``: the same values for
+        a Hermitian ``a``, and a derivative that stays Hermitian.
+    eps : float, optional, keyword-only
+        The relative tie tolerance of the derivative: eigenvalues closer than
+        ``eps * max|w|`` are treated as degenerate (default ``default_eps(dtype)``). It used
+        to be the second positional argument: a number there raises a ``TypeError`` naming
+        ``eps=``.
 
-    To apply a function to a Hermitian matrix, call ``funm`` (or ``expm(a, hermitian=True)``,
-    ``sqrtm``, ``logm``, ``powm``) instead of composing ``eigh`` with an elementwise function:
-    ``V diag(f(w)) V^H`` is smooth, but at a degenerate spectrum its derivative needs the
-    divided differences of ``f`` that only ``funm`` computes; through ``eigh`` it is reported
-    as undetermined (``DegeneracyWarning``). Gradients of losses that use whole eigenspaces
-    (projectors, symmetric functions of a multiplet's eigenvalues) are exact at degeneracies."""
+    Returns
+    -------
+    EighResult
+        A named tuple ``(eigenvalues, eigenvectors)``: ``w`` (..., n) real, ascending, and
+        ``V`` (..., n, n) with the eigenvectors as columns.
+
+    Raises
+    ------
+    tenferro.errors.ShapeError
+        ``a`` is not a (stack of) square matrix.
+    tenferro.errors.DTypeError
+        A dtype LAPACK does not support.
+
+    Warns
+    -----
+    tenferro.errors.DegeneracyWarning
+        A backward pass uses individual eigenvalues or the basis of a degenerate multiplet
+        (no derivative exists there; see Notes).
+
+    Notes
+    -----
+    Derivatives (design/linalg.md, "eigh"): ``dw = diag(V^H dA V)`` and the eigenvectors
+    rotate with ``1/(w_j - w_i)``, exact off ties and 0 on ties. So gradients of losses that
+    use whole eigenspaces (projectors, the trace of a function, any symmetric function of a
+    multiplet's eigenvalues) are exact at degeneracies; a loss that uses one eigenvalue of a
+    multiplet or its basis is reported (``DegeneracyWarning``).
+
+    Gauge: the largest-magnitude entry of each eigenvector is real and positive; exactly
+    degenerate blocks are rotated by a fixed generic unitary (so they differ from NumPy's
+    basis). Complex inputs: gradients follow ``grad``'s convention.
+
+    To apply a function to a Hermitian matrix, call ``funm`` (or ``expm(a,
+    hermitian=True)``, ``sqrtm``, ``logm``, ``powm``) instead of composing ``eigh`` with an
+    elementwise function: ``V diag(f(w)) V^H`` is smooth, but at a degenerate spectrum its
+    derivative needs the divided differences of ``f`` that only ``funm`` computes.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> h = tf.tensor([[2.0, 1.0], [1.0, 2.0]])
+    >>> w, V = tf.linalg.eigh(h)
+    >>> w
+    tensor([1., 3.])
+    >>> bool(tf.allclose(V @ tf.diag(w) @ V.T, h))
+    True
+
+    The gradient of the lowest eigenvalue is the projector on its eigenvector:
+
+    >>> tf.grad(lambda h: tf.linalg.eigh(h).eigenvalues[0])(h)
+    tensor([[ 0.5, -0.5],
+            [-0.5,  0.5]])
+
+    At a degenerate spectrum, a symmetric function of the multiplet is exact:
+
+    >>> g = tf.grad(lambda h: tf.sum(tf.linalg.eigh(h).eigenvalues ** 2))(tf.eye(2))
+    >>> bool(tf.allclose(g, 2 * tf.eye(2)))
+    True
+    """
     a = _triangle("eigh", _matrix("eigh", a, square=True), UPLO)
     w, v = bind(P.eigh_p, a, eps=_eps(eps, a.dtype))
     return _result(EighResult, (w, v))

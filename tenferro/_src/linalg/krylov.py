@@ -357,29 +357,98 @@ def eigsh(A, k: int = 1, which: str = "SA", v0=None, *, tol: float = 1e-12,
           ncv: int | None = None, maxiter: int = 300, seed: int = 0,
           eps: float | None = None, adjoint_tol: float = 1e-12,
           return_info: bool = False) -> EigResult:
-    """``k`` eigenpairs of a Hermitian operator (thick-restart Lanczos, full
-    reorthogonalisation). ``which``: "SA" (smallest algebraic, default), "LA" (largest) or
-    "LM" (largest magnitude). Eigenvalues come in ascending order (as ``eigh``), eigenvectors
-    are the columns of an (n, k) tensor, unit norm, largest-magnitude entry real and positive.
-    ``tol``: residual ||A v - w v|| <= tol * ||A||. ``ncv``: Krylov dimension (default
-    max(20, 2k + 1)); ``maxiter``: restarts. Degenerate eigenvalues: for k > 1 the complement
+    """A few eigenpairs of a Hermitian matrix or operator, with implicit derivatives.
+
+    Thick-restart Lanczos with full reorthogonalisation: only products ``A v`` are needed, so
+    ``A`` may be a ``LinearOperator`` (a transfer matrix, an effective Hamiltonian) too large
+    to form. Derivatives with respect to the matrix, or to the tensors the operator closes
+    over, are implicit: they never differentiate through the iterations.
+
+    Parameters
+    ----------
+    A : Tensor or LinearOperator
+        A Hermitian (n, n) matrix, or a ``LinearOperator`` of shape (n, n).
+    k : int, optional
+        Number of eigenpairs, 1 <= k <= n (default 1).
+    which : {"SA", "LA", "LM"}, optional
+        Smallest algebraic (default), largest algebraic, or largest magnitude.
+    v0 : Tensor, optional
+        Starting vector (default: random from ``seed``).
+    tol : float, optional
+        Residual target ``||A v - w v|| <= tol * ||A||`` (default 1e-12).
+    ncv : int, optional
+        Krylov dimension (default max(20, 2k + 1)).
+    maxiter : int, optional
+        The most restarts (default 300).
+    seed : int, optional
+        Seed of the random starting vector.
+    eps : float, optional
+        Relative tie tolerance of the derivative (default as ``eigh``).
+    adjoint_tol : float, optional
+        Tolerance of the GMRES solves of the backward pass (default 1e-12).
+    return_info : bool, optional
+        Also return a ``SolveInfo`` (iterations, converged, residual).
+
+    Returns
+    -------
+    EigResult
+        ``(eigenvalues, eigenvectors)``: eigenvalues (k,) real, ascending (as ``eigh``);
+        eigenvectors the columns of an (n, k) tensor, unit norm, largest-magnitude entry real
+        and positive. With ``return_info=True``, ``(result, info)``.
+
+    Raises
+    ------
+    tenferro.errors.NotHermitianError
+        A dense ``A`` that is not Hermitian to the rounding of its entries
+        (100 sqrt(n) eps |A|_F): use ``eigs``.
+    tenferro.errors.LinAlgError
+        Non-finite entries or products.
+    tenferro.errors.ShapeError
+        ``A`` is not square, or ``k`` is not in 1..n.
+    ValueError
+        ``which`` is not one of the three.
+
+    Warns
+    -----
+    tenferro.errors.ConvergenceWarning
+        ``tol`` not reached after ``maxiter`` restarts.
+    tenferro.errors.DegeneracyWarning, tenferro.errors.GaugeWarning
+        The backward pass of a loss that has no derivative (see Notes).
+
+    Notes
+    -----
+    Derivative (implicit): the computed pairs couple through ``1/(w_i - w_j)``, exact off
+    ties and 0 on ties (closer than ``eps`` relative), the rest of the spectrum through one
+    GMRES solve per eigenvector with a non-zero cotangent, to ``adjoint_tol``. Degenerate
+    spectra with gauge-invariant losses give finite, right gradients. As for ``eigh``, the
+    backward pass reports (``DegeneracyWarning``) a loss that uses individual eigenvalues or
+    the basis of a computed multiplet, and also one that uses a multiplet the k computed
+    pairs cut through (found by one more Krylov search in the backward pass). A loss that
+    depends on the phase of an eigenvector gets a ``GaugeWarning``. For k > 1 the complement
     of the converged vectors is searched for missed degenerate partners.
 
-    Derivative (implicit; degenerate spectra with gauge-invariant losses give finite, right
-    gradients): the computed pairs couple through 1/(w_i - w_j), exact off ties and 0 on ties
-    (closer than ``eps`` relative, default as ``eigh``), the rest of the spectrum through one
-    GMRES solve per eigenvector with a non-zero cotangent, to ``adjoint_tol``. As for ``eigh``,
-    the backward pass reports (``DegeneracyWarning``) a loss that uses individual eigenvalues
-    or the basis of a computed multiplet, and also one that uses a multiplet the k computed
-    pairs cut through (its other members not computed: which one was is arbitrary; found by
-    one more Krylov search in the backward pass). A loss that depends on the phase of an
-    eigenvector gets a ``GaugeWarning``.
+    A ``LinearOperator`` is known only through its products, so it cannot be checked:
+    eigsh then computes eigenpairs of the Hermitian part of what it sees. Complex operators:
+    gradients follow ``grad``'s convention.
 
-    A dense matrix must be Hermitian (to the rounding of its entries, 100 sqrt(n) eps |A|_F)
-    and finite: ``NotHermitianError`` (use ``eigs``) and ``LinAlgError`` otherwise. A
-    ``LinearOperator`` is known only through its products, so it cannot be checked: eigsh then
-    computes eigenpairs of the Hermitian part of what it sees. Non-finite products raise
-    ``LinAlgError``."""
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> H = tf.tensor([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]])
+    >>> w, V = tf.linalg.eigsh(H, k=1)
+    >>> round(float(w[0]), 10)  # 2 - sqrt(2)
+    0.5857864376
+
+    The gradient of the lowest eigenvalue is ``v v^T`` (Hellmann-Feynman), here through an
+    operator given by its products only:
+
+    >>> d = tf.tensor([3.0, 1.0, 2.0])
+    >>> def lowest(d):
+    ...     A = tf.linalg.LinearOperator(lambda v: d * v, (3, 3), tf.float64)
+    ...     return tf.linalg.eigsh(A, k=1).eigenvalues[0]
+    >>> tf.grad(lowest)(d)
+    tensor([0., 1., 0.])
+    """
     op = as_operator(A, "eigsh")
     m, n = op.shape
     if m != n:

@@ -150,28 +150,88 @@ def dmrg(mpo, max_rank: int = 64, *, mps0=None, schedule=None, cutoff: float = 1
          callback: Callable[[dict], object] | None = None) -> DMRGResult:
     """Two-site DMRG ground state of the MPO ``mpo`` (any local dimension, real or complex).
 
-    ``max_rank``: largest bond dimension; ``schedule``: bond dimension per sweep (a sweep is
-    one pass, alternately left to right and right to left; default 8, 16, ..., max_rank, see
-    ``default_schedule``); ``cutoff``: drop singular values of the normalised two-site tensor
-    below it. Stops when a sweep at the final bond dimension changes the energy by less than
-    ``tol * |E|`` (the first sweeps' local solves are loose, 1e-4: an unchanged energy there,
-    as from a converged ``mps0``, counts only once they have tightened), or after
-    ``max_sweeps`` (then with a ``tenferro.errors.ConvergenceWarning`` naming the change
-    reached; ``tol=0`` runs exactly ``max_sweeps`` sweeps, no warning).
-    ``mps0``: initial MPS on the MPO's chain (same sites and physical dimensions; default:
-    random, bond dimension schedule[0], from ``seed``).
-    ``ncv``: Krylov dimension of the local eigensolver. ``progress``: a line per sweep (None:
-    global setting). ``callback(record)`` receives each sweep's record, printed or not:
-    ``energy`` (the float returned, all digits), ``dE`` (change since the previous sweep, NaN
-    on the first), ``D`` (largest bond), ``trunc_err`` (largest discarded weight of the
-    sweep), ``products`` (the local eigensolver's matrix-vector products), ``step_time``;
-    ``steps_left`` estimates the sweeps to convergence from the rate at which |dE| falls
-    towards ``tol * |E|``.
-    Returns ``DMRGResult``.
+    The density-matrix renormalisation group (White, 1992) in its matrix-product form:
+    sweeps that optimise two neighbouring sites at a time with a Krylov eigensolver and split
+    them by a truncated SVD, growing the bond dimension along ``schedule``.
 
-    A symmetric MPO (``tenferro.symmetric.mpo_from_dense``) runs the block-sparse DMRG
-    (``tenferro.symmetric.dmrg``, same parameters and result, ``mps0`` symmetric, sector: the
-    charge of ``mps0`` or the identity)."""
+    Parameters
+    ----------
+    mpo : list of Tensor or symmetric MPO
+        The Hamiltonian as an open-chain MPO, tensors ``W[left, right, phys_out, phys_in]``
+        with boundary bonds of dimension 1 (``tenferro.tn.heisenberg_mpo``, ``tfim_mpo``,
+        ``mpo_from_terms``). A symmetric MPO (``tenferro.symmetric.mpo_from_dense``) runs the
+        block-sparse DMRG (``tenferro.symmetric.dmrg``: same parameters and result, ``mps0``
+        symmetric, sector: the charge of ``mps0`` or the identity).
+    max_rank : int, optional
+        The largest bond dimension (default 64).
+    mps0 : list of Tensor, optional
+        Initial MPS on the MPO's chain (same sites and physical dimensions; default: random,
+        bond dimension ``schedule[0]``, from ``seed``).
+    schedule : list of int, optional
+        Bond dimension per sweep (a sweep is one pass, alternately left to right and right to
+        left; default 8, 16, ..., max_rank, see ``default_schedule``).
+    cutoff : float, optional
+        Drop singular values of the normalised two-site tensor below it (default 1e-10).
+    max_sweeps : int, optional
+        The most sweeps (default 40).
+    tol : float, optional
+        Stop when a sweep at the final bond dimension changes the energy by less than
+        ``tol * |E|`` (the first sweeps' local solves are loose, 1e-4: an unchanged energy
+        there, as from a converged ``mps0``, counts only once they have tightened).
+        ``tol=0`` runs exactly ``max_sweeps`` sweeps, with no warning.
+    ncv : int, optional
+        Krylov dimension of the local eigensolver (default 12).
+    seed : int, optional
+        Seed of the random initial MPS.
+    dtype : dtype, optional
+        The MPS's dtype (default: the common dtype of the MPO and ``mps0``).
+    progress : bool, optional
+        Print a line per sweep (None: the global setting).
+    callback : callable, optional
+        ``callback(record)`` receives each sweep's record: ``energy`` (the float returned,
+        all digits), ``dE`` (change since the previous sweep, NaN on the first), ``D``
+        (largest bond), ``trunc_err`` (largest discarded weight of the sweep), ``products``
+        (the local eigensolver's matrix-vector products), ``step_time`` and ``steps_left``
+        (estimated from the rate at which ``|dE|`` falls towards ``tol * |E|``).
+
+    Returns
+    -------
+    DMRGResult
+        A named tuple: ``energy`` (float, of the last local solve), ``mps`` (mixed
+        canonical, normalised), ``energies`` (after each sweep), ``max_bond``, ``discarded``
+        (largest discarded weight of the last sweep), ``sweeps``, ``converged``, ``seconds``.
+
+    Raises
+    ------
+    tenferro.errors.ShapeError
+        ``mpo`` has fewer than two sites or malformed tensors; ``mps0`` does not match the
+        chain; an argument is out of range (the message names it).
+
+    Warns
+    -----
+    tenferro.errors.ConvergenceWarning
+        ``max_sweeps`` reached with ``tol > 0`` unmet (naming the change reached).
+
+    Notes
+    -----
+    DMRG is a variational search, not a differentiable function of the MPO: the energy is
+    returned as a Python float. For derivatives of ground-state energies with respect to
+    Hamiltonian parameters use the Hellmann-Feynman expression ``mpo_expectation`` on the
+    returned state (differentiate it with respect to the MPO), or ``tenferro.linalg.eigsh``
+    on a dense or operator Hamiltonian (implicit derivatives).
+
+    Examples
+    --------
+    The Heisenberg chain of 8 sites, against exact diagonalisation:
+
+    >>> import tenferro as tf
+    >>> from tenferro.tn import exact
+    >>> res = tf.tn.dmrg(tf.tn.heisenberg_mpo(8), max_rank=16, progress=False)
+    >>> res.converged
+    True
+    >>> abs(res.energy - exact.heisenberg_ground_energy(8)) < 1e-8
+    True
+    """
     # other tensor types (symmetric MPOs: the block-sparse DMRG)
     impl = implementation("dmrg", *mpo) if isinstance(mpo, Sequence) else None
     if impl is not None:

@@ -230,9 +230,84 @@ def _leaf_key(x):
 
 def jit(f=None, *, static_argnums=(), static_argnames=(), optimize: bool = True,
         cache_size: int = 64):
-    """Compile ``f``: trace once per signature, optimise the graph, run it on later calls.
-    Usable as ``@jit`` or ``jit(f, static_argnums=(1,))``. ``cache_size`` bounds the number of
-    graphs kept (least recently used first out)."""
+    """Compile ``f``: trace it once per signature into an optimised graph, run the graph after.
+
+    On the first call with a new signature (the pytree structure of the arguments, each
+    tensor's shape, dtype and device, and the static arguments' values) ``f`` runs once on
+    traced tensors; the recorded graph is optimised (folded transposes and reshapes, constant
+    folding, common subexpressions, dead code) and cached; later calls with that
+    signature run the graph without calling ``f`` again. Usable as ``@jit``, ``jit(f, ...)`` or
+    ``@jit(static_argnums=...)``.
+
+    Parameters
+    ----------
+    f : callable, optional
+        The function of tensors (pytrees allowed) to compile. Python numbers passed as
+        dynamic arguments become 0-d tensors, so changing their value does not retrace.
+    static_argnums : int or tuple of int, optional
+        Positional arguments that are compile-time constants (sizes, flags, strings): they
+        are part of the cache key and ``f`` sees their Python values; they must be hashable.
+    static_argnames : str or tuple of str, optional
+        The same for keyword arguments (others are dynamic, as in JAX).
+    optimize : bool, optional
+        Optimise the traced graph (default True).
+    cache_size : int, optional
+        The most graphs kept, least recently used first out (default 64). A function that
+        keeps retracing warns once (``tenferro.errors.RetraceWarning``).
+
+    Returns
+    -------
+    callable
+        The compiled function (``.lower(*args)`` returns the ``Graph`` a call runs,
+        ``.clear_cache()`` empties the cache). It can be differentiated (``grad(jit(f))``),
+        jitted inside transformations (``jit(grad(f))``), vmapped and pickled (a function
+        defined at module level).
+
+    Raises
+    ------
+    tenferro.errors.ConcretizationError
+        ``f`` uses a traced value where Python needs a number (``if x > 0``, ``float(x)``,
+        ``.numpy()``): use ``tenferro.where`` or make that argument static.
+    tenferro.errors.GraphError
+        ``f`` is not callable; a static argument is a tensor, unhashable, or out of range; a
+        non-tensor, non-number argument is not marked static.
+
+    Notes
+    -----
+    Derivatives of a jitted function are those of the primitives it records, with the
+    same conventions at non-differentiable points and for complex inputs as in eager mode
+    (both modes share one set of rules). Python side effects (printing, appending to a list)
+    happen only while tracing. Data-dependent output shapes (``nonzero``, boolean masks)
+    are supported with symbolic sizes (design/symbolic-sizes.md).
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> @tf.jit
+    ... def f(x):
+    ...     return tf.sum(tf.sin(x) ** 2)
+    >>> x = tf.tensor([0.0, 1.0])
+    >>> round(float(f(x)), 6)
+    0.708073
+    >>> tf.grad(f)(x)
+    tensor([0.        , 0.90929743])
+
+    Static arguments are Python values inside ``f``:
+
+    >>> power = tf.jit(lambda x, n: x ** n, static_argnums=1)
+    >>> power(tf.tensor(2.0), 3)
+    tensor(8.)
+
+    Branching on a traced value raises:
+
+    >>> @tf.jit
+    ... def g(x):
+    ...     return x if x > 0 else -x
+    >>> g(tf.tensor(1.0))
+    Traceback (most recent call last):
+        ...
+    tenferro.errors.ConcretizationError: a traced value (the output of 'gt', bool[]) was used ...
+    """
     if f is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, optimize=optimize,

@@ -44,8 +44,64 @@ def aval_of_example(x) -> ShapedArray:
 
 
 def make_graph(f, *example_args, name: str | None = None, optimize: bool = True) -> Graph:
-    """Trace ``f`` on abstract versions of ``example_args`` (tensors, arrays, numbers or
-    ``ShapeDtype``; pytrees allowed) and return its (optimised) ``Graph``."""
+    """Trace ``f`` once into a ``Graph``: a program you can inspect, run, differentiate and save.
+
+    ``f`` runs on traced tensors of the examples' shapes and dtypes (no values are
+    computed); every operation is recorded. Use it to look at what a function computes
+    (``print(graph)``, ``graph.summary()``), to save a computation to a file
+    (``graph.save(path)``, ``tenferro.load(path)``) or to run it many times without tracing.
+    ``jit`` builds the same graphs behind a cache.
+
+    Parameters
+    ----------
+    f : callable
+        The function to trace.
+    *example_args : Tensor, array, number, ShapeDtype or pytree
+        Values (only their shapes and dtypes are used) or ``tenferro.ShapeDtype(shape,
+        dtype)`` descriptions, in ``f``'s positional order.
+    name : str, optional
+        The graph's name (default: ``f.__name__``).
+    optimize : bool, optional
+        Optimise the graph (default True).
+
+    Returns
+    -------
+    Graph
+        Callable with arguments of the example shapes and dtypes (``graph(*args)``); it
+        differentiates like any function (``grad(graph)``) and has ``in_avals``,
+        ``out_avals``, ``num_nodes``, ``summary()``, ``to_dot()``, ``save()``.
+
+    Raises
+    ------
+    tenferro.errors.ConcretizationError
+        ``f`` needs a concrete value (``if x > 0``, ``float(x)``).
+    tenferro.errors.GraphError
+        ``f`` is not callable, or an example is not a tensor, array, number or ShapeDtype.
+
+    Notes
+    -----
+    The graph is traced once: a Python branch is taken with the example's static
+    information only. Its derivatives follow the same primitive rules (and conventions at
+    non-differentiable points and for complex inputs) as eager mode.
+
+    Examples
+    --------
+    >>> import tenferro as tf
+    >>> g = tf.make_graph(lambda x, y: tf.sum(x * y),
+    ...                   tf.ShapeDtype((3,), tf.float64), tf.ones(3))
+    >>> g.in_avals, g.out_avals
+    ([f64[3], f64[3]], [f64[]])
+    >>> print(g)  # one line per operation, with the source line that recorded it
+    graph <lambda>(%in0:f64[3], %in1:f64[3]) {
+      %0:f64[3] = mul(%in0, %in1)    # ...
+      %1:f64[] = reduce_sum(%0)  {axes=(0,)}    # ...
+      return %1
+    }
+    >>> g(tf.tensor([1.0, 2.0, 3.0]), tf.ones(3))
+    tensor(6.)
+    >>> tf.grad(g)(tf.tensor([1.0, 2.0, 3.0]), tf.tensor([4.0, 5.0, 6.0]))
+    tensor([4., 5., 6.])
+    """
     check_callable("make_graph", f)
     flat, in_tree = tree_flatten(example_args)
     avals = [aval_of_example(x) for x in flat]
