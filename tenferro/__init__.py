@@ -72,6 +72,7 @@ from . import (  # noqa: E402
     optim,
     pytree,
     special,
+    stats,
     symmetric,
     testing,
     tn,
@@ -83,7 +84,7 @@ del _interop
 _api = [
     # submodules that are part of the API
     "autograd", "caches", "distributed", "errors", "fft", "lax", "linalg", "nn", "optim",
-    "pytree", "special", "symmetric", "testing", "tn",
+    "pytree", "special", "stats", "symmetric", "testing", "tn",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",

@@ -225,7 +225,8 @@ PROGRAMS = [
     Program("gammainc_gammaincc", lambda x, a: tf.special.gammainc(a, x)
             + tf.special.gammaincc(a, 2.0 * x), (S,), dtypes=R, domain="pos",
             extra=(np.linspace(0.6, 3.0, 12).reshape(S),)),
-    Program("betainc", lambda x, a, b: tf.special.betainc(a, b, 0.5 + 0.5 * x), (S,),
+    Program("betainc", lambda x, a, b: tf.special.betainc(a, b, 0.5 + 0.5 * x)
+            * tf.special.betaincc(b, a, 0.5 - 0.4 * x), (S,),
             dtypes=R, domain="small", extra=(np.linspace(0.6, 3.0, 12).reshape(S),
                                              np.linspace(3.5, 1.2, 12).reshape(S))),
     Program("bessel_jn_yn", lambda x: tf.special.j0(x) + tf.special.j1(x) * tf.special.jn(3, x)

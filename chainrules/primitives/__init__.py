@@ -115,6 +115,7 @@ from .sorting import argsort_p, searchsorted_p, sort_p
 from .special import (
     beta_p,
     betainc_p,
+    betaincc_p,
     betaln_p,
     erf_p,
     erfc_p,

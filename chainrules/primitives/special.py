@@ -1,7 +1,7 @@
 """Special functions (SciPy's ``scipy.special`` names): ``erf``, ``erfc``, ``erfinv``,
 ``erfcinv``, ``gammaln``, ``gamma``, ``rgamma``, ``polygamma`` (``digamma`` is order 0),
 ``xlogy``, ``beta``, ``betaln``, the regularized incomplete functions ``gammainc``,
-``gammaincc`` and ``betainc``, and the Bessel functions ``jn``, ``yn`` (integer order) and
+``gammaincc``, ``betainc`` and ``betaincc``, and the Bessel functions ``jn``, ``yn`` (integer order) and
 ``iv``, ``ive`` (real order), each with a static order parameter.
 
 ``impl`` calls ``xp.special``, the backend's special-function namespace: SciPy on the NumPy
@@ -245,6 +245,11 @@ betainc_p = _special_n(
     "betainc", ("a", "b", "x"), "real; the regularized incomplete beta I_x(a, b), derivative in x "
     "x^(a-1) (1-x)^(b-1) / B(a, b); no derivative in a or b", (None, None, _beta_density))
 
+betaincc_p = _special_n(
+    "betaincc", ("a", "b", "x"), "real; the complement 1 - I_x(a, b), accurate where I_x is "
+    "near 1; derivative in x -x^(a-1) (1-x)^(b-1) / B(a, b); no derivative in a or b",
+    (None, None, lambda b, args, y: b.neg(_beta_density(b, args, y))))
+
 
 # ---------------------------------------------------------------------------- Bessel
 def _bessel(name, param, kind, impl, deriv, convention):
@@ -320,7 +325,7 @@ ive_p = _bessel(
 
 
 for _p in (erf_p, erfc_p, erfinv_p, polygamma_p, gammaln_p, xlogy_p, gamma_p, rgamma_p,
-           erfcinv_p, betaln_p, beta_p, gammainc_p, gammaincc_p, betainc_p, jn_p, yn_p, iv_p,
+           erfcinv_p, betaln_p, beta_p, gammainc_p, gammaincc_p, betainc_p, betaincc_p, jn_p, yn_p, iv_p,
            ive_p):
     _batching.elementwise(_p)
 del _p

@@ -26,6 +26,7 @@ from .ops._base import operands, to_inexact
 __all__ = [
     "beta",
     "betainc",
+    "betaincc",
     "betaln",
     "digamma",
     "erf",
@@ -51,6 +52,7 @@ __all__ = [
     "polygamma",
     "psi",
     "rgamma",
+    "xlog1py",
     "xlogy",
     "y0",
     "y1",
@@ -206,6 +208,22 @@ def betainc(a, b, x) -> Tensor:
     Differentiable in x (derivative x^(a-1) (1-x)^(b-1) / B(a, b)); a derivative in ``a`` or
     ``b`` raises a ``GradientError`` (not implemented: pass them as constants)."""
     return bind(P.betainc_p, *_real_operands("betainc", a, b, x))
+
+
+def betaincc(a, b, x) -> Tensor:
+    """1 - betainc(a, b, x), computed directly (accurate where betainc is near 1).
+    Differentiable in x (derivative -x^(a-1) (1-x)^(b-1) / B(a, b)); a derivative in ``a``
+    or ``b`` raises a ``GradientError``."""
+    return bind(P.betaincc_p, *_real_operands("betaincc", a, b, x))
+
+
+def xlog1py(x, y) -> Tensor:
+    """x * log1p(y), defined as 0 where x == 0 (also where y == -1); derivatives log1p(y)
+    in x and x / (1 + y) in y, 0 where x == 0 (a composition of ``where`` and ``log1p``)."""
+    x, y = _real_operands("xlog1py", x, y)
+    zero = x == 0
+    out = x * log1p(where(zero, full_like(y, 0.0), y))
+    return where(zero, full_like(out, 0.0), out)
 
 
 def multigammaln(a, d: int) -> Tensor:

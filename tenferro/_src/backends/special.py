@@ -17,7 +17,7 @@ import numpy as np
 
 FUNCTIONS = (
     "erf", "erfc", "erfinv", "erfcinv", "gammaln", "gamma", "rgamma", "psi", "polygamma", "beta",
-    "betaln", "betainc", "gammainc", "gammaincc", "j0", "j1", "jv", "y0", "y1", "yn", "i0", "i1",
+    "betaln", "betainc", "betaincc", "gammainc", "gammaincc", "j0", "j1", "jv", "y0", "y1", "yn", "i0", "i1",
     "iv", "ive",
 )
 
