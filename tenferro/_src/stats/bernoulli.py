@@ -53,11 +53,11 @@ def logsf(k, p, loc=0.0) -> Tensor:
 
 
 def ppf(q, p, loc=0.0) -> Tensor:
-    """The smallest k with cdf(k) >= q (SciPy's -1 at q = 0); piecewise constant, no
-    derivative; nan outside [0, 1]."""
+    """The smallest k with cdf(k) >= q, with SciPy's ends (-1 at q = 0, 1 at q = 1);
+    piecewise constant, no derivative; nan outside [0, 1]."""
     q, p, loc = promote("bernoulli.ppf", q, p, loc)
     q, p = stop_gradient(q), stop_gradient(p)
-    out = where(q == 0, full_like(q, -1.0), where(q <= 1.0 - p, full_like(q, 0.0),
-                                                   full_like(q, 1.0)))
+    one = logical_or(q == 1, q > 1.0 - p)
+    out = where(q == 0, full_like(q, -1.0), where(one, full_like(q, 1.0), full_like(q, 0.0)))
     ok = logical_and(logical_and(q >= 0, q <= 1), logical_and(p >= 0, p <= 1))
     return where(ok, out + loc, full_like(out, NAN))

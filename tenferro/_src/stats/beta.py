@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..ops import exp, full_like, log, logical_and, where
 from ..special import betainc, betaincc, betaln, xlog1py, xlogy
-from ._common import INF, invalid_to_nan, safe, standardize
+from ._common import INF, invalid_to_nan, log_of_tail, safe, standardize
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -53,10 +53,12 @@ def sf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
 
 
 def logcdf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
-    """log P(X <= x)."""
-    return log(_p("beta.logcdf", x, a, b, loc, scale, upper=False))
+    """log P(X <= x), accurate in both tails (log1p(-sf) where the cdf is near 1)."""
+    return log_of_tail(_p("beta.logcdf", x, a, b, loc, scale, upper=False),
+                       _p("beta.logcdf", x, a, b, loc, scale, upper=True))
 
 
 def logsf(x, a, b, loc=0.0, scale=1.0) -> Tensor:
-    """log P(X > x)."""
-    return log(_p("beta.logsf", x, a, b, loc, scale, upper=True))
+    """log P(X > x), accurate in both tails."""
+    return log_of_tail(_p("beta.logsf", x, a, b, loc, scale, upper=True),
+                       _p("beta.logsf", x, a, b, loc, scale, upper=False))

@@ -7,9 +7,9 @@ accurate in its tail. Derivatives in ``p`` everywhere and in ``n`` for ``logpmf`
 from __future__ import annotations
 
 from ..core.tensor import Tensor
-from ..ops import exp, full_like, log, log1p, logical_and, stop_gradient, where
+from ..ops import exp, full_like, log1p, logical_and, stop_gradient, where
 from ..special import betainc, betaincc, betaln, xlog1py, xlogy
-from ._common import INF, integer_part, invalid_to_nan, promote, safe
+from ._common import INF, integer_part, invalid_to_nan, log_of_tail, promote, safe
 
 __all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "sf"]
 
@@ -57,10 +57,12 @@ def sf(k, n, p, loc=0.0) -> Tensor:
 
 
 def logcdf(k, n, p, loc=0.0) -> Tensor:
-    """log P(K <= k)."""
-    return log(_p("binom.logcdf", k, n, p, loc, upper=False))
+    """log P(K <= k), accurate in both tails."""
+    return log_of_tail(_p("binom.logcdf", k, n, p, loc, upper=False),
+                       _p("binom.logcdf", k, n, p, loc, upper=True))
 
 
 def logsf(k, n, p, loc=0.0) -> Tensor:
-    """log P(K > k)."""
-    return log(_p("binom.logsf", k, n, p, loc, upper=True))
+    """log P(K > k), accurate in both tails."""
+    return log_of_tail(_p("binom.logsf", k, n, p, loc, upper=True),
+                       _p("binom.logsf", k, n, p, loc, upper=False))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor
 from ..ops import exp, expm1, full_like, log, log1p, where
-from ._common import INF, invalid_to_nan, promote, safe, standardize
+from ._common import INF, invalid_to_nan, log_of_tail, promote, safe, standardize
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
@@ -25,7 +25,8 @@ def logpdf(x, loc=0.0, scale=1.0) -> Tensor:
 
 def pdf(x, loc=0.0, scale=1.0) -> Tensor:
     """The density, exp(-y) / scale; 0 below loc."""
-    return exp(logpdf(x, loc, scale))
+    y, s, inside, ys = _y("expon.pdf", x, loc, scale)
+    return invalid_to_nan(where(inside, exp(-ys) / s, full_like(y, 0.0)), s > 0)
 
 
 def cdf(x, loc=0.0, scale=1.0) -> Tensor:
@@ -35,11 +36,13 @@ def cdf(x, loc=0.0, scale=1.0) -> Tensor:
 
 
 def logcdf(x, loc=0.0, scale=1.0) -> Tensor:
-    """log P(X <= x) = log(-expm1(-y)); -inf at and below loc."""
+    """log P(X <= x) = log(-expm1(-y)) (log1p(-exp(-y)) where the cdf is near 1); -inf at
+    and below loc."""
     y, s, inside, ys = _y("expon.logcdf", x, loc, scale)
     pos = y > 0
     yp = safe(pos, y, 1.0)
-    return invalid_to_nan(where(pos, log(-expm1(-yp)), full_like(y, -INF)), s > 0)
+    out = log_of_tail(-expm1(-yp), exp(-yp))
+    return invalid_to_nan(where(pos, out, full_like(y, -INF)), s > 0)
 
 
 def sf(x, loc=0.0, scale=1.0) -> Tensor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..ops import exp, full_like, log, where
 from ..special import gammainc, gammaincc, gammaln, xlogy
-from ._common import INF, invalid_to_nan, safe, standardize
+from ._common import INF, invalid_to_nan, log_of_tail, safe, standardize
 
 __all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
 
@@ -52,10 +52,12 @@ def sf(x, a, loc=0.0, scale=1.0) -> Tensor:
 
 
 def logcdf(x, a, loc=0.0, scale=1.0) -> Tensor:
-    """log P(X <= x) (of gammainc, which keeps relative accuracy in the lower tail)."""
-    return log(_p("gamma.logcdf", x, a, loc, scale, upper=False))
+    """log P(X <= x): log(gammainc) where it is small, log1p(-gammaincc) where it is near 1."""
+    return log_of_tail(_p("gamma.logcdf", x, a, loc, scale, upper=False),
+                       _p("gamma.logcdf", x, a, loc, scale, upper=True))
 
 
 def logsf(x, a, loc=0.0, scale=1.0) -> Tensor:
-    """log P(X > x) (of gammaincc, accurate in the upper tail)."""
-    return log(_p("gamma.logsf", x, a, loc, scale, upper=True))
+    """log P(X > x), accurate in both tails."""
+    return log_of_tail(_p("gamma.logsf", x, a, loc, scale, upper=True),
+                       _p("gamma.logsf", x, a, loc, scale, upper=False))

@@ -23,7 +23,8 @@ def logpdf(x, loc=0.0, scale=1.0) -> Tensor:
 
 def pdf(x, loc=0.0, scale=1.0) -> Tensor:
     """The density, exp(-|y|) / (2 scale)."""
-    return exp(logpdf(x, loc, scale))
+    y, s = standardize("laplace.pdf", x, loc, scale)
+    return invalid_to_nan(0.5 * exp(-_abs(y)) / s, s > 0)
 
 
 def _lower(y):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor
 from ..ops import exp, log, softplus
-from ..special import expit, logit
+from ..special import logit
 from ._common import invalid_to_nan, promote, standardize
 
 __all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
@@ -23,15 +23,15 @@ def pdf(x, loc=0.0, scale=1.0) -> Tensor:
 
 
 def cdf(x, loc=0.0, scale=1.0) -> Tensor:
-    """P(X <= x) = expit(y)."""
+    """P(X <= x) = expit(y), as exp(-softplus(-y)) (relative accuracy in the lower tail)."""
     y, s = standardize("logistic.cdf", x, loc, scale)
-    return invalid_to_nan(expit(y), s > 0)
+    return invalid_to_nan(exp(-softplus(-y)), s > 0)
 
 
 def sf(x, loc=0.0, scale=1.0) -> Tensor:
-    """P(X > x) = expit(-y)."""
+    """P(X > x) = expit(-y), as exp(-softplus(y))."""
     y, s = standardize("logistic.sf", x, loc, scale)
-    return invalid_to_nan(expit(-y), s > 0)
+    return invalid_to_nan(exp(-softplus(y)), s > 0)
 
 
 def logcdf(x, loc=0.0, scale=1.0) -> Tensor:

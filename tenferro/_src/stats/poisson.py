@@ -5,9 +5,9 @@ through gammaincc's derivative in x); ``k`` is a count and carries none."""
 from __future__ import annotations
 
 from ..core.tensor import Tensor
-from ..ops import exp, full_like, log, logical_and, stop_gradient, where
+from ..ops import exp, full_like, logical_and, stop_gradient, where
 from ..special import gammainc, gammaincc, gammaln, xlogy
-from ._common import INF, integer_part, invalid_to_nan, promote, safe
+from ._common import INF, integer_part, invalid_to_nan, log_of_tail, promote, safe
 
 __all__ = ["cdf", "logcdf", "logpmf", "logsf", "pmf", "sf"]
 
@@ -48,10 +48,12 @@ def sf(k, mu, loc=0.0) -> Tensor:
 
 
 def logcdf(k, mu, loc=0.0) -> Tensor:
-    """log P(K <= k)."""
-    return log(_p("poisson.logcdf", k, mu, loc, upper=False))
+    """log P(K <= k), accurate in both tails."""
+    return log_of_tail(_p("poisson.logcdf", k, mu, loc, upper=False),
+                       _p("poisson.logcdf", k, mu, loc, upper=True))
 
 
 def logsf(k, mu, loc=0.0) -> Tensor:
-    """log P(K > k)."""
-    return log(_p("poisson.logsf", k, mu, loc, upper=True))
+    """log P(K > k), accurate in both tails."""
+    return log_of_tail(_p("poisson.logsf", k, mu, loc, upper=True),
+                       _p("poisson.logsf", k, mu, loc, upper=False))
