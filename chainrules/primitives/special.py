@@ -1,8 +1,8 @@
 """Special functions (SciPy's ``scipy.special`` names): ``erf``, ``erfc``, ``erfinv``,
 ``erfcinv``, ``gammaln``, ``gamma``, ``rgamma``, ``polygamma`` (``digamma`` is order 0),
 ``xlogy``, ``beta``, ``betaln``, the regularized incomplete functions ``gammainc``,
-``gammaincc``, ``betainc`` and ``betaincc``, and the Bessel functions ``jn``, ``yn`` (integer order) and
-``iv``, ``ive`` (real order), each with a static order parameter.
+``gammaincc``, ``betainc`` and ``betaincc``, and the Bessel functions ``jn``, ``yn`` (integer
+order) and ``iv``, ``ive`` (real order), each with a static order parameter.
 
 ``impl`` calls ``xp.special``, the backend's special-function namespace: SciPy on the NumPy
 backend, ``cupyx.scipy.special`` on CuPy, and on ``array_api_strict`` (which has none) an
@@ -325,7 +325,7 @@ ive_p = _bessel(
 
 
 for _p in (erf_p, erfc_p, erfinv_p, polygamma_p, gammaln_p, xlogy_p, gamma_p, rgamma_p,
-           erfcinv_p, betaln_p, beta_p, gammainc_p, gammaincc_p, betainc_p, betaincc_p, jn_p, yn_p, iv_p,
-           ive_p):
+           erfcinv_p, betaln_p, beta_p, gammainc_p, gammaincc_p, betainc_p, betaincc_p, jn_p,
+           yn_p, iv_p, ive_p):
     _batching.elementwise(_p)
 del _p

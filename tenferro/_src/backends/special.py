@@ -17,8 +17,8 @@ import numpy as np
 
 FUNCTIONS = (
     "erf", "erfc", "erfinv", "erfcinv", "gammaln", "gamma", "rgamma", "psi", "polygamma", "beta",
-    "betaln", "betainc", "betaincc", "gammainc", "gammaincc", "j0", "j1", "jv", "y0", "y1", "yn", "i0", "i1",
-    "iv", "ive",
+    "betaln", "betainc", "betaincc", "gammainc", "gammaincc", "j0", "j1", "jv", "y0", "y1", "yn",
+    "i0", "i1", "iv", "ive",
 )
 
 

@@ -69,7 +69,7 @@ def log_of_tail(p: Tensor, q: Tensor) -> Tensor:
     """log(p) given p and its complement q = 1 - p, both accurate: log(p) where p is the
     small one, log1p(-q) where q is (so log(cdf) keeps its digits where cdf is near 1)."""
     small = p <= 0.5
-    return where(small, log(safe(small, p, 0.5)), log1p(-safe(small, full_like(q, 0.5), q)))
+    return where(small, log(safe(small, p, 0.5)), log1p(-safe(small, q, 0.5, taken=False)))
 
 
 def integer_part(k: Tensor) -> Tensor:

@@ -1,8 +1,7 @@
 """The binomial distribution (``scipy.stats.binom``): ``n`` trials, success probability
 ``p``. log C(n, k) is -log(n + 1) - betaln(n - k + 1, k + 1) (no cancellation of three large
 gammaln values); the cdf is betaincc(k + 1, n - k, p) and the sf betainc(k + 1, n - k, p), each
-accurate in its tail. Derivatives in ``p`` everywhere and in ``n`` for ``logpmf``/``pmf``;
-``k`` is a count and carries none, and the cdf family has none in ``n``."""
+accurate in its tail. Derivatives in ``p``; ``k`` and ``n`` are counts and carry none."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ def _valid(n, p):
 def logpmf(k, n, p, loc=0.0) -> Tensor:
     """log P(K = k) = log C(n, k) + k log p + (n - k) log(1 - p); -inf off 0..n."""
     k, n, p, loc = promote("binom.logpmf", k, n, p, loc)
-    k = stop_gradient(k - loc)
+    k, n = stop_gradient(k - loc), stop_gradient(n)
     ok = logical_and(logical_and(k >= 0, k <= n), integer_part(k) == k)
     ks = safe(ok, k, 0.0)
     nk = safe(ok, n - ks, 1.0)
@@ -36,10 +35,10 @@ def pmf(k, n, p, loc=0.0) -> Tensor:
 
 def _p(op, k, n, p, loc, upper: bool):
     k, n, p, loc = promote(op, k, n, p, loc)
-    j = integer_part(k - loc)
+    j, n = integer_part(k - loc), stop_gradient(n)
     inside = logical_and(j >= 0, j < n)
     js = safe(inside, j, 0.0)
-    ns = safe(inside, stop_gradient(n), 1.0)
+    ns = safe(inside, n, 1.0)
     f = betainc if upper else betaincc
     edge = where(j < 0, full_like(p, 1.0 if upper else 0.0), full_like(p, 0.0 if upper else 1.0))
     out = where(inside, f(js + 1.0, ns - js, p), edge)
