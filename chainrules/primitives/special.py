@@ -256,12 +256,15 @@ def _bessel(name, param, kind, impl, deriv, convention):
     """A Bessel function of the static order ``param``: ``deriv(b, x, y, order)``."""
     p = Primitive(name, params={param: kind}, convention=convention)
 
-    @p.def_abstract_eval
-    def aval(x, **params):
+    def check(x):
         require_inexact(name, x)
         require_real(name, x)
         return x
 
+    if param == "n":
+        p.def_abstract_eval(lambda x, *, n: check(x))
+    else:
+        p.def_abstract_eval(lambda x, *, v: check(x))
     p.def_impl(lambda xp, x, **params: impl(xp, x, params[param]))
 
     @p.def_jvp
