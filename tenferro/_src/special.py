@@ -176,9 +176,10 @@ def gammasgn(x) -> Tensor:
 
 
 def betaln(a, b) -> Tensor:
-    """log|B(a, b)|, accurate where gammaln(a) + gammaln(b) - gammaln(a + b) cancels (large
-    a or b); derivatives digamma(a) - digamma(a + b) and digamma(b) - digamma(a + b).
-    Broadcasts; real input only."""
+    """log|B(a, b)| (SciPy's: an asymptotic form once an argument exceeds 1e6, where
+    gammaln(a) + gammaln(b) - gammaln(a + b) would cancel); derivatives
+    digamma(a) - digamma(a + b) and digamma(b) - digamma(a + b). Broadcasts; real input
+    only."""
     return bind(P.betaln_p, *_real_operands("betaln", a, b))
 
 

@@ -44,7 +44,9 @@ CASES = {
 # gamma.logcdf(35.5, 0.5)): an absolute 1e-15 on logs covers those.
 # Densities computed as exp(logpdf) carry logpdf's absolute rounding as a relative one
 # (|logpdf| up to ~700 here, times eps): rtol 2e-13 on pdf/pmf.
-RTOL = {"pdf": 2e-13, "pmf": 2e-13, "logpmf": 5e-14}
+# SciPy's t.logpdf takes the difference of two gammaln values: off by 5.6e-14 at df = 150
+# (ours is checked against mpmath at df = 150 and 1e6).
+RTOL = {"pdf": 2e-13, "pmf": 2e-13, "logpmf": 5e-14, "t.logpdf": 1e-13}
 
 
 def _cases():
@@ -78,7 +80,8 @@ def test_values_match_scipy_eager_and_jit(name, fn):
         assert (got.numpy()[underflow] < -700).all()
         want = np.where(underflow, got.numpy(), want)
         atol = 1e-15 if fn.startswith("log") else 0.0
-        np.testing.assert_allclose(got.numpy(), want, rtol=RTOL.get(fn, 1e-14), atol=atol,
+        rtol = RTOL.get(f"{name}.{fn}", RTOL.get(fn, 1e-14))
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol,
                                    err_msg=f"{name}.{fn}{params}")
         jitted = tf.jit(lambda t, p=params: ours(t, *p))(tf.tensor(x))
         np.testing.assert_array_equal(jitted.numpy(), got.numpy())
@@ -95,6 +98,20 @@ def test_tails_against_mpmath():
         assert tf.stats.t.cdf(x, 1.0).item() == pytest.approx(want, rel=2e-16)
         g = tf.grad(lambda u: tf.stats.t.cdf(u, 1.0))(tf.tensor(x))  # the density, also at 0
         assert g.item() == pytest.approx(float(1 / (mp.pi * (1 + mp.mpf(x) ** 2))), rel=1e-15)
+    # t for small and huge df, near 0 and in the tails (SciPy is off by up to 3e-11 at df = 1)
+    for df, y in ((0.5, 1e-6), (1.0, -1e-5), (1.0, 3e-3), (3.0, -30.0), (1e6, 1e-3),
+                  (1e6, -1e-4), (1e6, -3.0)):
+        t = mp.mpf(df) / (df + mp.mpf(y) ** 2)
+        tail = mp.betainc(mp.mpf(df) / 2, mp.mpf(1) / 2, 0, t, regularized=True) / 2
+        want = float(tail if y < 0 else 1 - tail)
+        assert tf.stats.t.cdf(y, df).item() == pytest.approx(want, rel=4e-15), (df, y)
+    # t's log density at large df: an asymptotic series, not a difference of two gammaln
+    # (6.5e6 at df = 1e6)
+    for df in (150.0, 1e3, 1e6):
+        nu = mp.mpf(df)
+        want = float(mp.log(mp.gamma((nu + 1) / 2) / mp.gamma(nu / 2) / mp.sqrt(nu * mp.pi)
+                            * (1 + mp.mpf(2.5) ** 2 / nu) ** (-(nu + 1) / 2)))
+        assert tf.stats.t.logpdf(2.5, df).item() == pytest.approx(want, rel=2e-15), df
     # laplace's log-probabilities stay finite where SciPy's log(pdf) underflows to -inf
     assert tf.stats.laplace.logpdf(1e3).item() == pytest.approx(-1e3 - math.log(2), rel=1e-15)
     assert tf.stats.laplace.logsf(1e3).item() == pytest.approx(-1e3 - math.log(2), rel=1e-15)
