@@ -76,6 +76,7 @@ from . import (  # noqa: E402
     pytree,
     signal,
     special,
+    stats,
     symmetric,
     testing,
     tn,
@@ -87,7 +88,8 @@ del _interop
 _api = [
     # submodules that are part of the API
     "autograd", "caches", "distributed", "errors", "fft", "integrate", "interop", "lax",
-    "linalg", "nn", "optim", "pytree", "signal", "special", "symmetric", "testing", "tn",
+    "linalg", "nn", "optim", "pytree", "signal", "special", "stats", "symmetric", "testing",
+    "tn",
     # dtypes
     "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",

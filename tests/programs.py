@@ -216,6 +216,24 @@ PROGRAMS = [
             + tf.special.digamma(x) * tf.special.polygamma(1, x), (S,), dtypes=R, domain="pos"),
     Program("xlogy", lambda x, y: tf.special.xlogy(x, y) + tf.special.xlogy(x * 0, y), (S, S),
             domain="pos"),
+    Program("gamma_rgamma", lambda x: tf.special.gamma(x) * tf.special.rgamma(x + 0.5), (S,),
+            dtypes=R, domain="pos"),
+    Program("erfcinv", lambda x: tf.special.erfcinv(x + 1.0), (S,), dtypes=R, domain="small"),
+    Program("beta_betaln", lambda a, b: tf.special.beta(a, b) * tf.special.betaln(a, b + 1.0),
+            (S, S), dtypes=R, domain="pos"),
+    # the shape parameters are constants (no derivative in them: a named GradientError)
+    Program("gammainc_gammaincc", lambda x, a: tf.special.gammainc(a, x)
+            + tf.special.gammaincc(a, 2.0 * x), (S,), dtypes=R, domain="pos",
+            extra=(np.linspace(0.6, 3.0, 12).reshape(S),)),
+    Program("betainc", lambda x, a, b: tf.special.betainc(a, b, 0.5 + 0.5 * x)
+            * tf.special.betaincc(b, a, 0.5 - 0.4 * x), (S,),
+            dtypes=R, domain="small", extra=(np.linspace(0.6, 3.0, 12).reshape(S),
+                                             np.linspace(3.5, 1.2, 12).reshape(S))),
+    Program("bessel_jn_yn", lambda x: tf.special.j0(x) + tf.special.j1(x) * tf.special.jn(3, x)
+            + tf.special.y0(x) + tf.special.y1(x) * tf.special.yn(2, x), (S,), dtypes=R,
+            domain="pos"),
+    Program("bessel_iv_ive", lambda x: tf.special.i0(x) + tf.special.i1(x) * tf.special.iv(
+        2.5, x) + tf.special.ive(1.5, x) + tf.special.ive(0, -x), (S,), dtypes=R, domain="pos"),
     # -- general eigendecomposition: eigenvalues and the gauge-fixed eigenvectors themselves
     Program("eig", lambda a: _eig_rows(a), ((4, 4),)),
     # -- compositions of the NumPy surface (every mode, every order)

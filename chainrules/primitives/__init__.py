@@ -112,6 +112,26 @@ from .shape import (
     triu_p,
 )
 from .sorting import argsort_p, searchsorted_p, sort_p
-from .special import erf_p, erfc_p, erfinv_p, gammaln_p, polygamma_p, xlogy_p
+from .special import (
+    beta_p,
+    betainc_p,
+    betaincc_p,
+    betaln_p,
+    erf_p,
+    erfc_p,
+    erfcinv_p,
+    erfinv_p,
+    gamma_p,
+    gammainc_p,
+    gammaincc_p,
+    gammaln_p,
+    iv_p,
+    ive_p,
+    jn_p,
+    polygamma_p,
+    rgamma_p,
+    xlogy_p,
+    yn_p,
+)
 
 __all__ = [n for n in dir() if n.endswith("_p")]

@@ -15,6 +15,7 @@ import tenferro.nn.functional
 import tenferro.optim
 import tenferro.signal
 import tenferro.special
+import tenferro.stats
 
 TENFERRO = {
     "EagerTensor", "Graph", "ShapeDtype", "Tensor", "TracedTensor", "abs", "abs2", "absolute",
@@ -56,7 +57,7 @@ NUMPY_SURFACE = {
     "flipud", "floor", "floor_divide", "fmax", "fmin", "fmod", "gradient", "hsplit", "hstack",
     "hypot", "log10", "log2", "logaddexp", "logaddexp2", "mod", "nan_to_num", "partition",
     "rad2deg", "radians", "remainder", "repeat", "roll", "rot90", "round", "select", "sinc", "sort",
-    "special", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
+    "special", "stats", "take_along_axis", "tile", "trunc", "vsplit", "vstack",
     "indices",  # NumPy's index grids (quimb's circuits build gates with it)
     # bitwise operations (array API names, NumPy's and PyTorch's other spellings)
     "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or",
@@ -191,7 +192,7 @@ def test_every_public_module_shows_exactly_its_api():
         "tenferro.nn.functional", "tenferro.optim", "tenferro.fft", "tenferro.special",
         "tenferro.lax", "tenferro.errors", "tenferro.pytree", "tenferro.caches",
         "tenferro.testing", "tenferro.autograd", "tenferro.distributed", "tenferro.signal",
-        "tenferro.integrate"}
+        "tenferro.integrate", "tenferro.stats", *(f"tenferro.stats.{d}" for d in STATS)}
     for m in mods:
         shown = {n for n in dir(m) if not n.startswith("_")}
         assert shown == set(m.__all__), (m.__name__, shown ^ set(m.__all__))
@@ -224,7 +225,7 @@ def test_every_public_function_is_documented():
     """Every public callable of every public namespace has a docstring of its own."""
     modules = (tf, tenferro.linalg, tenferro.nn, tenferro.nn.functional, tenferro.optim,
                tenferro.fft, tenferro.special, tenferro.autograd, tenferro.signal,
-               tenferro.integrate)
+               tenferro.integrate, *(getattr(tenferro.stats, d) for d in STATS))
     missing = []
     for module in modules:
         for name in sorted(module.__all__):
@@ -280,6 +281,21 @@ FFT = {
 SPECIAL = {
     "digamma", "erf", "erfc", "erfinv", "expit", "gammaln", "logit", "logsumexp", "polygamma",
     "xlogy",
+    # the gamma and beta families, incomplete functions, Bessel functions (design/numpy-surface.md)
+    "beta", "betainc", "betaincc", "betaln", "erfcinv", "gamma", "gammainc", "gammaincc",
+    "gammasgn", "i0", "i1", "iv", "ive", "j0", "j1", "jn", "multigammaln", "psi", "rgamma",
+    "xlog1py", "y0", "y1", "yn",
+}
+_CONT = {"logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"}
+_DISC = {"logpmf", "pmf", "cdf", "logcdf", "sf", "logsf"}
+# tenferro.stats: one public module per distribution, SciPy's function names
+STATS = {
+    "norm": _CONT | {"ppf", "isf"}, "t": _CONT, "gamma": _CONT, "chi2": _CONT, "beta": _CONT,
+    "expon": _CONT | {"ppf", "isf"}, "laplace": _CONT | {"ppf", "isf"},
+    "logistic": _CONT | {"ppf", "isf"}, "uniform": _CONT | {"ppf", "isf"},
+    "cauchy": _CONT | {"ppf", "isf"}, "poisson": _DISC, "binom": _DISC,
+    "bernoulli": _DISC | {"ppf"}, "multivariate_normal": {"logpdf", "pdf"},
+    "dirichlet": {"logpdf", "pdf"},
 }
 
 
@@ -293,6 +309,15 @@ def test_fft_special_signal_and_integrate_export_exactly_the_api():
         assert set(module.__all__) == names
         for n in names:
             assert getattr(module, n).__doc__, f"{module.__name__}.{n} has no docstring"
+
+
+def test_stats_exports_exactly_the_distributions():
+    assert set(tenferro.stats.__all__) == set(STATS)
+    for name, fns in STATS.items():
+        module = getattr(tenferro.stats, name)
+        assert module.__name__ == f"tenferro.stats.{name}"
+        assert set(module.__all__) == fns, name
+        assert _public(module) == fns, name
 
 
 def test_nn_and_optim_export_exactly_the_api():

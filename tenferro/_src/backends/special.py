@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-FUNCTIONS = ("erf", "erfc", "erfinv", "gammaln", "psi", "polygamma")
+FUNCTIONS = (
+    "erf", "erfc", "erfinv", "erfcinv", "gammaln", "gamma", "rgamma", "psi", "polygamma", "beta",
+    "betaln", "betainc", "betaincc", "gammainc", "gammaincc", "j0", "j1", "jv", "y0", "y1", "yn",
+    "i0", "i1", "iv", "ive",
+)
 
 
 class ScipySpecial:
