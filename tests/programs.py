@@ -110,6 +110,9 @@ PROGRAMS = [
     Program("mean_var_std", lambda x: tf.mean(x, 0) + tf.var(x, 1).sum() + tf.std(x), (S,)),
     Program("logsumexp_softmax", lambda x: tf.logsumexp(x, 1) + tf.softmax(x, 0).sum(1), (S,),
             dtypes=R),
+    Program("softmax_family", lambda x: tf.log_softmax(x, 0) * tf.softmax(x, (1, 0))
+            + tf.logsumexp(x, (1, 0), keepdims=True) + tf.logsumexp(x, 0)
+            + tf.nn.functional.log_softmax(x, dim=1) ** 2, (S,), dtypes=R),
     Program("logaddexp", lambda x, y: tf.logaddexp(x, y) * tf.logaddexp2(y, x) + tf.softplus(x)
             * tf.logaddexp(x, x), (S, S), dtypes=R),
     Program("norm", lambda x: tf.norm(x) + tf.norm(x, 1) + tf.norm(x, axis=0).sum(), (S,)),

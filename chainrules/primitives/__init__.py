@@ -91,12 +91,15 @@ from .reductions import (
     argmax_p,
     argmin_p,
     cumsum_p,
+    log_softmax_p,
+    logsumexp_p,
     reduce_and_p,
     reduce_max_p,
     reduce_min_p,
     reduce_or_p,
     reduce_prod_p,
     reduce_sum_p,
+    softmax_p,
 )
 from .shape import (
     broadcast_in_dim_p,

@@ -328,6 +328,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     x = to_inexact(tensor_of(a))
     if x.dtype.kind == "c":
         raise DTypeError("logsumexp: complex input is not supported; use real values.")
+    if b is None and not return_sign:  # the common case: one primitive
+        axes = normalize_axes("logsumexp", axis, x.ndim)
+        return bind(P.logsumexp_p, x, axes=tuple(sorted(axes)), keepdims=bool(keepdims))
     if b is not None:
         w = tensor_of(b, like=x)
         if w.dtype.kind == "c":
@@ -354,16 +357,24 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     return (out, sgn) if return_sign else out
 
 
-def softmax(x, axis=-1) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``axis``, computed stably (shifted by the maximum)."""
+def _softmax_operand(op, x, axis):
     x = to_inexact(tensor_of(x))
-    return exp(x - logsumexp(x, axis, keepdims=True))
+    if x.dtype.kind == "c":
+        raise DTypeError(f"{op}: complex input is not supported; use real values.")
+    return x, tuple(sorted(normalize_axes(op, axis, x.ndim)))
+
+
+def softmax(x, axis=-1) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``axis``, computed stably (shifted by the maximum): one
+    primitive. A row of -inf only gives nan (0/0), as PyTorch."""
+    x, axes = _softmax_operand("softmax", x, axis)
+    return bind(P.softmax_p, x, axes=axes)
 
 
 def log_softmax(x, axis=-1) -> Tensor:
-    """x - logsumexp(x) along ``axis``, computed stably."""
-    x = to_inexact(tensor_of(x))
-    return x - logsumexp(x, axis, keepdims=True)
+    """x - logsumexp(x) along ``axis``, computed stably: one primitive."""
+    x, axes = _softmax_operand("log_softmax", x, axis)
+    return bind(P.log_softmax_p, x, axes=axes)
 
 
 def matrix_trace(a, offset=0, axis1=0, axis2=1, dtype=None) -> Tensor:
