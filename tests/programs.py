@@ -113,6 +113,11 @@ PROGRAMS = [
     Program("softmax_family", lambda x: tf.log_softmax(x, 0) * tf.softmax(x, (1, 0))
             + tf.logsumexp(x, (1, 0), keepdims=True) + tf.logsumexp(x, 0)
             + tf.nn.functional.log_softmax(x, dim=1) ** 2, (S,), dtypes=R),
+    # the linear primitives the softmax family's JVPs are: FD-checked in all operands here,
+    # transposed (linear in t, x fixed) in the next program
+    Program("softmax_tangents", lambda x, t: _softmax_tangents(x, t), (S, S), dtypes=R),
+    Program("softmax_tangents_linear", lambda t, x: _softmax_tangents(x, t), (S,),
+            extra=(np.linspace(-2.0, 1.5, 12).reshape(S),), dtypes=R, linear=True),
     Program("logaddexp", lambda x, y: tf.logaddexp(x, y) * tf.logaddexp2(y, x) + tf.softplus(x)
             * tf.logaddexp(x, x), (S, S), dtypes=R),
     Program("norm", lambda x: tf.norm(x) + tf.norm(x, 1) + tf.norm(x, axis=0).sum(), (S,)),
@@ -277,6 +282,22 @@ PROGRAMS = [
             + tf.logsumexp(x, 0, b=-w, return_sign=True)[0].sum(), (S, S),
             dtypes=R, domain="pos"),
 ]
+
+
+def _softmax_tangents(x, t):
+    """Each tangent primitive of the softmax family, both orientations, kept and dropped axes."""
+    lse1, lse0 = tf.logsumexp(x, 1), tf.logsumexp(x, 0, keepdims=True)
+    out = bind(P.softmax_tangent_p, tf.softmax(x, 1), t, axes=(1,))
+    out = out + bind(P.log_softmax_tangent_p, x, tf.log_softmax(x, 0), t, axes=(0,),
+                     transpose=True)
+    out = out + bind(P.log_softmax_tangent_p, x, tf.log_softmax(x, (0, 1)), t, axes=(0, 1),
+                     transpose=False)
+    out = out + bind(P.logsumexp_tangent_p, x, lse1, t, axes=(1,), keepdims=False,
+                     transpose=False)[:, None]
+    out = out + bind(P.logsumexp_tangent_p, x, lse1, t[:, 0], axes=(1,), keepdims=False,
+                     transpose=True)
+    return out + bind(P.logsumexp_tangent_p, x, lse0, t[:1], axes=(0,), keepdims=True,
+                      transpose=True)
 
 
 @tf.custom_vjp

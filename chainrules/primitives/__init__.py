@@ -91,15 +91,12 @@ from .reductions import (
     argmax_p,
     argmin_p,
     cumsum_p,
-    log_softmax_p,
-    logsumexp_p,
     reduce_and_p,
     reduce_max_p,
     reduce_min_p,
     reduce_or_p,
     reduce_prod_p,
     reduce_sum_p,
-    softmax_p,
 )
 from .shape import (
     broadcast_in_dim_p,
@@ -113,6 +110,14 @@ from .shape import (
     transpose_p,
     tril_p,
     triu_p,
+)
+from .softmax import (
+    log_softmax_p,
+    log_softmax_tangent_p,
+    logsumexp_p,
+    logsumexp_tangent_p,
+    softmax_p,
+    softmax_tangent_p,
 )
 from .sorting import argsort_p, searchsorted_p, sort_p
 from .special import erf_p, erfc_p, erfinv_p, gammaln_p, polygamma_p, xlogy_p

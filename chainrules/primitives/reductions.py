@@ -1,11 +1,11 @@
 """Reductions over static axes: sum, max, min, prod, logical and/or; argmax/argmin;
-cumulative sum; the softmax family (logsumexp, softmax, log_softmax) as single primitives."""
+cumulative sum. (The softmax family is in ``softmax.py``.)"""
 
 from __future__ import annotations
 
 from ..core import Primitive, ShapedArray, Zero
 from ..dtypes import bool_, int64, is_inexact
-from ..errors import DTypeError, ShapeError, fmt_aval
+from ..errors import DTypeError, ShapeError
 from ..params import BOOL, INT, INTS
 from . import _batching
 from ._checks import check_axes, require_bool, require_real
@@ -208,156 +208,8 @@ cumsum_p.def_jvp(
 )
 cumsum_p.def_transpose(lambda b, ct, x, *, axis, reverse: (b.cumsum(ct, axis, not reverse),))
 
-# ------------------------------------------------------------------ the softmax family
-# One primitive each, rather than the max-shift composition (max, where, sub, exp, sum, log,
-# add: a dozen binds and as many tape nodes per call): the impl shifts by the maximum itself,
-# and the JVPs are the softmax-weighted sums. Real floating operands only: over complex
-# numbers the maximum shift is not defined (there is no order) and log(sum(exp)) has branch
-# cuts, so complex input is refused with a DTypeError rather than given a guessed meaning.
-_SOFTMAX_CONVENTION = (
-    "shifted by the maximum over the axes (no overflow); a row whose every entry is -inf has "
-    "logsumexp -inf with derivative 0 (the function is -inf on a neighbourhood), softmax and "
-    "log_softmax nan there, log_softmax's derivative the tangent itself; -inf entries of other "
-    "rows get weight 0 (also in higher derivatives: no 0 * nan)"
-)
-
-
-def _softmax_aval(name, x, axes):
-    if not is_inexact(x.dtype) or x.dtype.kind == "c":
-        raise DTypeError(
-            f"{name}: expected a real floating operand, got {fmt_aval(x)}; convert integers "
-            f"with .astype(tenferro.float64); complex input has no maximum to shift by and is "
-            f"not supported (apply {name} to .real or abs(...))."
-        )
-    check_axes(name, axes, x.ndim)
-    for a in axes:
-        if x.shape[a] == 0:
-            raise ShapeError(f"{name}: cannot reduce over axis {a} of size 0 ({fmt_aval(x)}).")
-
-
-def _shifted(xp, x, axes):
-    """``(x - m, m)``, ``m`` the maximum over ``axes`` (kept as size-1 axes), replaced by 0 where
-    it is not finite: an all -inf row then gives exp(-inf) = 0 terms, a +inf entry exp(inf) =
-    inf (the value inf), a nan stays nan."""
-    m = xp.max(x, axis=axes, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-    return x - m, m
-
-
-logsumexp_p = Primitive("logsumexp", convention=_SOFTMAX_CONVENTION,
-                        params={"axes": INTS, "keepdims": BOOL})
-logsumexp_p.__doc__ = """log(sum(exp(x))) over ``axes`` (kept as size-1 axes with ``keepdims``),
-computed stably; JVP: the tangent summed with the softmax weights exp(x - out)."""
-
-
-@logsumexp_p.def_abstract_eval
-def _logsumexp_aval(x, *, axes, keepdims):
-    _softmax_aval("logsumexp", x, axes)
-    if keepdims:
-        return ShapedArray(tuple(1 if i in axes else d for i, d in enumerate(x.shape)), x.dtype)
-    return ShapedArray(_reduced_shape("logsumexp", x, axes), x.dtype)
-
-
-@logsumexp_p.def_impl
-def _logsumexp_impl(xp, x, *, axes, keepdims):
-    z, m = _shifted(xp, x, axes)
-    s = xp.sum(xp.exp(z), axis=axes, keepdims=True)
-    # s >= 1 unless every entry is -inf (the maximum's own term is exp(0) = 1): s == 0 marks
-    # exactly the empty rows, whose value is -inf (computed without log(0)'s warning)
-    empty = s == 0
-    out = xp.where(empty, xp.full_like(s, -float("inf")),
-                   xp.log(xp.where(empty, xp.ones_like(s), s)) + m)
-    if not keepdims:
-        out = xp.reshape(out, tuple(d for i, d in enumerate(x.shape) if i not in axes))
-    return out
-
-
-def _kept_shape(x, axes):
-    return tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-
-
-def _expand(b, y, x, axes):
-    """``y`` (reduced over ``axes``, kept or not) broadcast back to ``x``'s shape."""
-    if y.ndim != x.ndim:
-        y = b.reshape(y, _kept_shape(x, axes))
-    return b.broadcast_in_dim(y, x.shape, tuple(range(x.ndim)))
-
-
-@logsumexp_p.def_jvp
-def _logsumexp_jvp(b, primals, tangents, *, axes, keepdims):
-    (x,), (t,) = primals, tangents
-    y = b.bind(logsumexp_p, x, axes=axes, keepdims=keepdims)
-    if type(t) is Zero:
-        return y, Zero(ShapedArray(y.shape, y.dtype))
-    # the weights exp(x - y); on an all -inf row y is replaced by 0, so they are exp(-inf) = 0
-    # there (no -inf - -inf, and nothing nan for higher derivatives to multiply by 0)
-    y0 = b.select(b.eq(y, -float("inf")), b.zeros_like(y), y)
-    w = b.exp(b.sub(x, _expand(b, y0, x, axes)))
-    dy = b.reduce_sum(b.mul(t, w), axes)
-    return y, b.reshape(dy, y.shape)
-
-
-softmax_p = Primitive("softmax", convention=_SOFTMAX_CONVENTION, params={"axes": INTS})
-softmax_p.__doc__ = """exp(x) / sum(exp(x)) over ``axes``, computed stably (shifted by the
-maximum); JVP s * (t - sum(s * t))."""
-log_softmax_p = Primitive("log_softmax", convention=_SOFTMAX_CONVENTION, params={"axes": INTS})
-log_softmax_p.__doc__ = """x - logsumexp(x) over ``axes``, computed stably (shifted by the
-maximum); JVP t - sum(softmax(x) * t)."""
-
-
-@softmax_p.def_abstract_eval
-def _softmax_abstract(x, *, axes):
-    _softmax_aval("softmax", x, axes)
-    return x
-
-
-@log_softmax_p.def_abstract_eval
-def _log_softmax_abstract(x, *, axes):
-    _softmax_aval("log_softmax", x, axes)
-    return x
-
-
-@softmax_p.def_impl
-def _softmax_impl(xp, x, *, axes):
-    e = xp.exp(_shifted(xp, x, axes)[0])
-    return e / xp.sum(e, axis=axes, keepdims=True)
-
-
-@log_softmax_p.def_impl
-def _log_softmax_impl(xp, x, *, axes):
-    z = _shifted(xp, x, axes)[0]
-    return z - xp.log(xp.sum(xp.exp(z), axis=axes, keepdims=True))
-
-
-def _centre(b, t, w, axes):
-    """t - sum(w * t) over ``axes``, broadcast back: the tangent less its weighted mean."""
-    return b.sub(t, _expand(b, b.reduce_sum(b.mul(w, t), axes), t, axes))
-
-
-@softmax_p.def_jvp
-def _softmax_jvp(b, primals, tangents, *, axes):
-    (x,), (t,) = primals, tangents
-    s = b.bind(softmax_p, x, axes=axes)
-    if type(t) is Zero:
-        return s, t
-    return s, b.mul(s, _centre(b, t, s, axes))
-
-
-@log_softmax_p.def_jvp
-def _log_softmax_jvp(b, primals, tangents, *, axes):
-    (x,), (t,) = primals, tangents
-    y = b.bind(log_softmax_p, x, axes=axes)
-    if type(t) is Zero:
-        return y, t
-    # the softmax exp(y), 0 at -inf entries: there y is -inf, or nan on an all -inf row
-    # (selected away before exp, so higher derivatives meet no nan either)
-    hole = b.eq(x, -float("inf"))
-    w = b.exp(b.select(hole, b.full_like(x, -float("inf")), y))
-    return y, _centre(b, t, w, axes)
-
-
 for _p in (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, reduce_and_p,
-           reduce_or_p, logsumexp_p, softmax_p, log_softmax_p):
+           reduce_or_p):
     _batching.axis_shift(_p, "axes")
 for _p in (argmax_p, argmin_p, cumsum_p):
     _batching.axis_shift(_p, "axis")
