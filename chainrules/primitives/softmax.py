@@ -14,6 +14,7 @@ than given a guessed meaning.
 
 from __future__ import annotations
 
+from ..caches import BoundedCache
 from ..core import Primitive, ShapedArray, Zero, is_undefined
 from ..dtypes import is_inexact
 from ..errors import DTypeError, ShapeError, fmt_aval
@@ -22,6 +23,7 @@ from . import _batching
 from ._checks import check_axes, same_shape_and_dtype
 
 NEG_INF = -float("inf")
+_BIG = BoundedCache("softmax shift bounds", 64)  # (namespace, dtype) -> largest finite value
 
 _CONVENTION = (
     "shifted by the maximum over the axes (no overflow); a row whose every entry is -inf has "
@@ -57,10 +59,15 @@ def _out_shape(shape, axes, keepdims):
 
 
 def _shift(xp, x, axes):
-    """The maximum over ``axes`` (kept as size-1 axes), 0 where it is not finite: an all -inf
-    row then gives exp(-inf) = 0 terms, a +inf entry exp(inf) = inf, a nan stays nan."""
-    m = xp.max(x, axis=axes, keepdims=True)
-    return xp.where(xp.isfinite(m), m, 0.0)
+    """The maximum over ``axes`` (kept as size-1 axes), clipped to the finite range of the
+    dtype: an all -inf row then gives exp(-inf - (-big)) = 0 terms, a +inf entry
+    exp(inf - big) = inf (the value inf), a nan stays nan; finite maxima are unchanged. (Two
+    ufunc calls: cheaper than isfinite and where.)"""
+    key = (id(xp), x.dtype)  # the namespace first: dtypes of two backends are not compared
+    big = _BIG.get(key)
+    if big is None:
+        big = _BIG.put(key, float(xp.finfo(x.dtype).max))
+    return xp.maximum(xp.minimum(xp.max(x, axis=axes, keepdims=True), big), -big)
 
 
 def _axes_batch(prim):

@@ -325,12 +325,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     NumPy's divide-by-zero warning: the derivative in ``b`` is infinite there. Complex input
     is not supported (``DTypeError``)."""
 
+    if b is None and not return_sign:  # the common case: one primitive
+        x, axes = _softmax_operand("logsumexp", a, axis)
+        return bind(P.logsumexp_p, x, axes=axes, keepdims=bool(keepdims))
     x = to_inexact(tensor_of(a))
     if x.dtype.kind == "c":
         raise DTypeError("logsumexp: complex input is not supported; use real values.")
-    if b is None and not return_sign:  # the common case: one primitive
-        axes = normalize_axes("logsumexp", axis, x.ndim)
-        return bind(P.logsumexp_p, x, axes=tuple(sorted(axes)), keepdims=bool(keepdims))
     if b is not None:
         w = tensor_of(b, like=x)
         if w.dtype.kind == "c":
@@ -357,7 +357,22 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     return (out, sgn) if return_sign else out
 
 
+_SOFTMAX_AXES = BoundedCache("eager softmax-family axes", 4096)
+
+
 def _softmax_operand(op, x, axis):
+    """``(x, axes)`` for a softmax-family primitive: ``x`` as a real floating tensor, the axes
+    normalised and sorted. Cached for eager float tensors with an int, tuple or None axis
+    (per op, axis, shape, device and dtype): a softmax in a loop pays one dict lookup."""
+    if type(x) is EagerTensor and (axis is None or axis.__class__ is int
+                                   or axis.__class__ is tuple):
+        v = x._value
+        key = (op, axis, v.shape, x._backend, v.dtype)  # device before dtype (see sum)
+        axes = _SOFTMAX_AXES.get(key)
+        if axes is not None:
+            return x, axes
+        if x.dtype.kind == "f":
+            return x, _SOFTMAX_AXES.put(key, tuple(sorted(normalize_axes(op, axis, v.ndim))))
     x = to_inexact(tensor_of(x))
     if x.dtype.kind == "c":
         raise DTypeError(f"{op}: complex input is not supported; use real values.")
