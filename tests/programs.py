@@ -152,6 +152,11 @@ PROGRAMS = [
             linear=True),
     Program("getitem_mixed", lambda x: x[0, :, [1, 2]], ((2, 3, 4),), linear=True),
     Program("setitem", lambda x, v: _setitem(x, v), (S, (2,)), in_place=True),
+    Program("setitem_advanced", lambda x, v: _setitem_advanced(x, v), (S, (2,)),
+            in_place=True),
+    Program("basic_index_update", lambda x, v: bind(
+        P.basic_index_update_p, x, v, spec=(1, None, (3, None, -2))), ((4, 5), (1, 2)),
+        linear=True),
     Program("at_add", lambda x, v: x.at[[0, 0, 2]].add(v), (S, (3, 4)), linear=True),
     # -- products
     Program("dot_general_matmul", lambda x, y: x @ y, (S, (4, 2))),
@@ -350,6 +355,12 @@ def _barrier(x):
 def _setitem(x, v):
     y = x * 1
     y[1, 1:3] = v
+    return y * x
+
+
+def _setitem_advanced(x, v):
+    y = x * 1
+    y[[2, 0], 1] = v  # an integer-array index: the general scatter path
     return y * x
 
 

@@ -82,6 +82,7 @@ from .fft import fft_p, irfft_p, rfft_p
 from .indexing import (
     basic_index_p,
     basic_index_transpose_p,
+    basic_index_update_p,
     check_index_p,
     gather_p,
     scatter_add_p,
