@@ -483,7 +483,14 @@ def setitem(x, idx, value) -> Tensor:
     plan = _basic_setitem_plan(x, idx)
     if plan is not None:
         spec, region = plan
-        v = _value_for("setitem", x, value)
+        cls = value.__class__
+        if (cls is float or cls is int) and type(x) is EagerTensor and x.dtype.kind in "fc":
+            # a Python number into a float/complex tensor: the constant made directly (what
+            # tensor_of and the cast would give: the number in x's dtype)
+            b = x._backend
+            v = _wrap(b.xp.constant((), value, x.dtype), b)
+        else:
+            v = _value_for("setitem", x, value)
         if tuple(v.shape) != region:
             v = broadcast_to(v, region)
         return bind(P.basic_index_update_p, x, v, spec=spec)
