@@ -108,6 +108,15 @@ PROGRAMS = [
     Program("cumsum", lambda x: tf.cumsum(x, axis=1) + tf.cumsum(x, axis=0, reverse=True), (S,),
             linear=True),
     Program("mean_var_std", lambda x: tf.mean(x, 0) + tf.var(x, 1).sum() + tf.std(x), (S,)),
+    Program("var_std_real", lambda x: tf.var(x, 1, ddof=1)[:, None]
+            * tf.std(x, (0, 1), keepdims=True) + tf.std(x, 0, correction=1.5)[None]
+            + tf.var(x, 0, keepdims=True), (S,), dtypes=R),
+    Program("layer_norm", lambda x: tf.nn.functional.layer_norm(x, (4,)) ** 2
+            + tf.nn.functional.layer_norm(x, (3, 4), eps=0.1), (S,), dtypes=R),
+    # the linear primitives of the moments' JVPs: FD-checked in all operands, then transposed
+    Program("moment_tangents", lambda x, t: _moment_tangents(x, t), (S, S), dtypes=R),
+    Program("moment_tangents_linear", lambda t, x: _moment_tangents(x, t), (S,),
+            extra=(np.linspace(-2.0, 1.5, 12).reshape(S),), dtypes=R, linear=True),
     Program("logsumexp_softmax", lambda x: tf.logsumexp(x, 1) + tf.softmax(x, 0).sum(1), (S,),
             dtypes=R),
     Program("softmax_family", lambda x: tf.log_softmax(x, 0) * tf.softmax(x, (1, 0))
@@ -287,6 +296,24 @@ PROGRAMS = [
             + tf.logsumexp(x, 0, b=-w, return_sign=True)[0].sum(), (S, S),
             dtypes=R, domain="pos"),
 ]
+
+
+def _moment_tangents(x, t):
+    """var_tangent (var and std, both orientations, kept and dropped axes) and
+    layer_norm_tangent."""
+    kw = {"correction": 1.0}
+    out = bind(P.layer_norm_tangent_p, x, tf.nn.functional.layer_norm(x, (4,)), t, axes=(1,),
+               eps=1e-5)
+    for std in (False, True):
+        y1 = bind(P.var_p, x, axes=(1,), keepdims=False, std=std, **kw)
+        y0 = bind(P.var_p, x, axes=(0,), keepdims=True, std=std, **kw)
+        out = out + bind(P.var_tangent_p, x, y1, t, axes=(1,), keepdims=False, std=std,
+                         transpose=False, **kw)[:, None]
+        out = out + bind(P.var_tangent_p, x, y1, t[:, 0], axes=(1,), keepdims=False, std=std,
+                         transpose=True, **kw)
+        out = out + bind(P.var_tangent_p, x, y0, t[:1], axes=(0,), keepdims=True, std=std,
+                         transpose=True, **kw)
+    return out
 
 
 def _softmax_tangents(x, t):

@@ -88,6 +88,7 @@ from .indexing import (
     scatter_add_p,
 )
 from .linalg import *  # noqa: F401,F403  (decompositions, solves, expm)
+from .moments import layer_norm_p, layer_norm_tangent_p, var_p, var_tangent_p
 from .reductions import (
     argmax_p,
     argmin_p,

@@ -269,9 +269,27 @@ def var(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom (NumPy's ``var``; the
     array API's keyword is ``correction``, the same number; complex: of |x - mean|). The
     default 0 is the population variance; 1 is the unbiased estimate (PyTorch's default)."""
-    ddof = _correction("var", ddof, correction)
+    return _moment("var", x, axis, ddof, keepdims, correction, False)
+
+
+def _moment(op, x, axis, ddof, keepdims, correction, root):
+    """``var`` (``root``: ``std``): one ``var`` primitive for real floating input with
+    degrees of freedom left, the composition otherwise (complex: of |x - mean|)."""
+    ddof = _correction(op, ddof, correction)
     x = to_inexact(tensor_of(x))
-    axes = normalize_axes("var", axis, x.ndim)
+    axes = normalize_axes(op, axis, x.ndim)
+    if x.dtype.kind == "f" and builtins.all(d.__class__ is int for d in x.shape):
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        if n - ddof > 0:
+            return bind(P.var_p, x, axes=tuple(sorted(axes)), correction=float(ddof),
+                        keepdims=bool(keepdims), std=root)
+    v = _var_composed(x, axes, ddof, keepdims)
+    return safe_sqrt(v) if root else v
+
+
+def _var_composed(x, axes, ddof, keepdims):
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -286,7 +304,7 @@ def var(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
 def std(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
     """Standard deviation: the square root of ``var`` (``ddof``, or the array API's
     ``correction``). Convention: the derivative where the variance is 0 is taken as 0."""
-    return safe_sqrt(var(x, axis, ddof, keepdims, correction=correction))
+    return _moment("std", x, axis, ddof, keepdims, correction, True)
 
 
 def _correction(op, ddof, correction):
