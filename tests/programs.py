@@ -112,7 +112,8 @@ PROGRAMS = [
             * tf.std(x, (0, 1), keepdims=True) + tf.std(x, 0, correction=1.5)[None]
             + tf.var(x, 0, keepdims=True), (S,), dtypes=R),
     Program("layer_norm", lambda x: tf.nn.functional.layer_norm(x, (4,)) ** 2
-            + tf.nn.functional.layer_norm(x, (3, 4), eps=0.1), (S,), dtypes=R),
+            + tf.nn.functional.layer_norm(x, (3, 4), eps=0.1)
+            + bind(P.layer_norm_p, x, axes=(0,), eps=0.5)[1], (S,), dtypes=R),
     # the linear primitives of the moments' JVPs: FD-checked in all operands, then transposed
     Program("moment_tangents", lambda x, t: _moment_tangents(x, t), (S, S), dtypes=R),
     Program("moment_tangents_linear", lambda t, x: _moment_tangents(x, t), (S,),
@@ -302,8 +303,8 @@ def _moment_tangents(x, t):
     """var_tangent (var and std, both orientations, kept and dropped axes) and
     layer_norm_tangent."""
     kw = {"correction": 1.0}
-    out = bind(P.layer_norm_tangent_p, x, tf.nn.functional.layer_norm(x, (4,)), t, axes=(1,),
-               eps=1e-5)
+    y, r = bind(P.layer_norm_p, x, axes=(1,), eps=1e-5)
+    out = bind(P.layer_norm_tangent_p, r, y, t, axes=(1,))
     for std in (False, True):
         y1 = bind(P.var_p, x, axes=(1,), keepdims=False, std=std, **kw)
         y0 = bind(P.var_p, x, axes=(0,), keepdims=True, std=std, **kw)

@@ -5,8 +5,9 @@ Why primitives: as compositions (mean, subtract, square, sum, divide, and sqrt w
 zero-guard, or rsqrt and products for layer_norm) each costs seven to twelve binds and tape
 nodes per call and as many in the backward pass. Here the impl computes the moments itself,
 and each JVP is one linear primitive whose transpose is one call (``layer_norm_tangent`` is
-its own adjoint; ``var_tangent`` flips a ``transpose`` flag), recomputing the centred values
-from ``x`` rather than saving them.
+its own adjoint; ``var_tangent`` flips a ``transpose`` flag). ``var_tangent`` recomputes the
+centred values from ``x``; ``layer_norm`` returns its reciprocal deviation as a second output,
+which its tangent reads.
 
 Real floating operands only (``DTypeError`` otherwise): the user layer keeps its composition
 for complex input, whose variance is of |x - mean|.
@@ -51,7 +52,8 @@ def _out_shape(shape, axes, keepdims):
 def _axes_batch(prim):
     def rule(b, args, dims, /, **params):
         params["axes"] = tuple(a + 1 for a in params["axes"])
-        return [b.bind(prim, *_batching.all_at_front(b, args, dims), **params)], [0]
+        outs = prim.as_list(b.bind(prim, *_batching.all_at_front(b, args, dims), **params))
+        return outs, [0] * len(outs)
 
     prim.def_batch(rule)
 
@@ -203,93 +205,89 @@ def _var_tangent_transpose(b, ct, x, y, t, **params):
 
 
 # ---------------------------------------------------------------------------- layer_norm
-layer_norm_p = Primitive("layer_norm", params={"axes": INTS, "eps": REAL},
+layer_norm_p = Primitive("layer_norm", multiple_results=True, params={"axes": INTS, "eps": REAL},
                          convention="smooth for eps > 0")
-layer_norm_p.__doc__ = """(x - mean) / sqrt(var + eps) over ``axes`` (the biased variance):
-layer normalisation without the affine part. JVP: ``layer_norm_tangent``."""
+layer_norm_p.__doc__ = """``(y, r)``: y = (x - mean) * r over ``axes``, r = 1 / sqrt(var + eps)
+(the biased variance; r kept as size-1 axes): layer normalisation without the affine part,
+and the reciprocal deviation its derivative needs (as PyTorch saves it). JVP:
+``layer_norm_tangent`` for y; dr = -r^2 mean(y * t)."""
 
 
 @layer_norm_p.def_abstract_eval
 def _layer_norm_aval(x, *, axes, eps):
     _check_operand("layer_norm", x, axes)
-    return x
-
-
-def _mean_square(xp, d, axes):
-    """mean(d^2) over ``axes`` (kept): the biased variance of the centred ``d``."""
-    return xp.sum(d * d, axis=axes, keepdims=True) / _count(d.shape, axes)
+    return x, ShapedArray(_kept(x.shape, axes), x.dtype)
 
 
 @layer_norm_p.def_impl
 def _layer_norm_impl(xp, x, *, axes, eps):
     d = _centred(xp, x, axes)
-    return d / xp.sqrt(_mean_square(xp, d, axes) + eps)
+    r = 1.0 / xp.sqrt(xp.sum(d * d, axis=axes, keepdims=True) / _count(x.shape, axes) + eps)
+    return d * r, r
 
 
 @layer_norm_p.def_jvp
 def _layer_norm_jvp(b, primals, tangents, *, axes, eps):
     (x,), (t,) = primals, tangents
-    y = b.bind(layer_norm_p, x, axes=axes, eps=eps)
+    y, r = b.bind(layer_norm_p, x, axes=axes, eps=eps)
     if type(t) is Zero:
-        return y, t
-    return y, b.bind(layer_norm_tangent_p, x, y, t, axes=axes, eps=eps)
+        return (y, r), (t, Zero(ShapedArray(r.shape, r.dtype)))
+    dy = b.bind(layer_norm_tangent_p, r, y, t, axes=axes)
+    # dr = -r^3 mean(d * t) = -r^2 mean(y * t)  (d = x - mean = y / r)
+    scale = b.mul(b.mul(r, r), -1.0 / _count(x.shape, axes))
+    dr = b.mul(scale, b.reshape(b.reduce_sum(b.mul(y, t), axes), r.shape))
+    return (y, r), (dy, dr)
 
 
 layer_norm_tangent_p = Primitive(
-    "layer_norm_tangent", params={"axes": INTS, "eps": REAL},
-    convention="r * (t - mean(t) - y * mean(y * t)), r = 1 / sqrt(var + eps): linear in t and "
-    "its own transpose",
+    "layer_norm_tangent", params={"axes": INTS},
+    convention="r * (t - mean(t) - y * mean(y * t)): linear in t and its own transpose",
 )
-layer_norm_tangent_p.__doc__ = """The JVP of ``layer_norm`` at ``x`` with output ``y``:
-r * (t - mean(t) - y * mean(y * t)) over ``axes``, r = 1 / sqrt(var(x) + eps). Linear in
-``t``; the Jacobian r (I - 1/n - y y^T / n) is symmetric, so the primitive is its own
-transpose."""
+layer_norm_tangent_p.__doc__ = """The JVP of ``layer_norm``'s output ``y`` (with its ``r``, kept
+axes): r * (t - mean(t) - y * mean(y * t)) over ``axes``. Linear in ``t``; the Jacobian
+r (I - 1/n - y y^T / n) is symmetric, so the primitive is its own transpose."""
 
 
 @layer_norm_tangent_p.def_abstract_eval
-def _layer_norm_tangent_aval(x, y, t, *, axes, eps):
-    _check_operand("layer_norm_tangent", x, axes)
-    return same_shape_and_dtype("layer_norm_tangent", x, y, t)
+def _layer_norm_tangent_aval(r, y, t, *, axes):
+    _check_operand("layer_norm_tangent", y, axes)
+    if tuple(r.shape) != _kept(y.shape, axes) or r.dtype != y.dtype:
+        raise ShapeError(f"layer_norm_tangent: r {fmt_aval(r)} must have the shape "
+                         f"{_kept(y.shape, axes)} and dtype of y {fmt_aval(y)} reduced over "
+                         f"axes {axes} (kept).")
+    return same_shape_and_dtype("layer_norm_tangent", y, t)
 
 
 @layer_norm_tangent_p.def_impl
-def _layer_norm_tangent_impl(xp, x, y, t, *, axes, eps):
-    n = _count(x.shape, axes)
-    r = 1.0 / xp.sqrt(_mean_square(xp, _centred(xp, x, axes), axes) + eps)
-    u = t - (xp.sum(t, axis=axes, keepdims=True)
-             + y * xp.sum(y * t, axis=axes, keepdims=True)) / n
-    return r * u
+def _layer_norm_tangent_impl(xp, r, y, t, *, axes):
+    n = _count(y.shape, axes)
+    st = xp.sum(t, axis=axes, keepdims=True)
+    syt = xp.sum(y * t, axis=axes, keepdims=True)
+    return r * t - (r / n) * (st + y * syt)
 
 
 @layer_norm_tangent_p.def_jvp
-def _layer_norm_tangent_jvp(b, primals, tangents, *, axes, eps):
-    (x, y, t), (dx, dy, dt) = primals, tangents
-    out = b.bind(layer_norm_tangent_p, x, y, t, axes=axes, eps=eps)
+def _layer_norm_tangent_jvp(b, primals, tangents, *, axes):
+    (r, y, t), (dr, dy, dt) = primals, tangents
+    out = b.bind(layer_norm_tangent_p, r, y, t, axes=axes)
     d = Zero(ShapedArray(out.shape, out.dtype))
     if type(dt) is not Zero:
-        d = b.bind(layer_norm_tangent_p, x, y, dt, axes=axes, eps=eps)
-    if type(dx) is Zero and type(dy) is Zero:
-        return out, d
-    centred = b.sub(x, _mean(b, x, axes))
-    r = b.rsqrt(b.add(_mean(b, b.mul(centred, centred), axes), eps))
-    extra = Zero(ShapedArray(out.shape, out.dtype))
-    if type(dx) is not Zero:
-        # dr = -r^3 mean(d * dx) (d = x - mean: mean(d * mean(dx)) = 0); out = r u
+        d = b.bind(layer_norm_tangent_p, r, y, dt, axes=axes)
+    if type(dr) is not Zero:  # out = r u: d out = dr u
         u = b.sub(t, b.add(_mean(b, t, axes), b.mul(y, _mean(b, b.mul(y, t), axes))))
-        dr = b.neg(b.mul(b.mul(r, b.mul(r, r)), _mean(b, b.mul(centred, dx), axes)))
-        extra = b.mul(dr, u)
+        d = b.add(d, b.mul(_bcast(b, dr, y, axes), u))
     if type(dy) is not Zero:  # du = -(dy mean(y t) + y mean(dy t))
         du = b.add(b.mul(dy, _mean(b, b.mul(y, t), axes)), b.mul(y, _mean(b, b.mul(dy, t), axes)))
-        extra = b.sub(extra, b.mul(r, du))
-    return out, b.add(d, extra)
+        d = b.sub(d, b.mul(_bcast(b, r, y, axes), du))
+    return out, d
 
 
 @layer_norm_tangent_p.def_transpose
-def _layer_norm_tangent_transpose(b, ct, x, y, t, *, axes, eps):
-    _only_linear_in_t("layer_norm_tangent", x, y)
+def _layer_norm_tangent_transpose(b, ct, r, y, t, *, axes):
+    _only_linear_in_t("layer_norm_tangent", r, y)
     if type(ct) is Zero:
         return None, None, Zero(t.aval)
-    return None, None, b.bind(layer_norm_tangent_p, x, y, ct, axes=axes, eps=eps)
+    return None, None, b.bind(layer_norm_tangent_p, r, y, ct, axes=axes)
 
 
 for _p in (var_p, var_tangent_p, layer_norm_p, layer_norm_tangent_p):

@@ -516,7 +516,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
         raise ShapeError(f"layer_norm: input {x.shape} does not end with normalized_shape {ns}.")
     axes = tuple(range(x.ndim - len(ns), x.ndim))
     if x.dtype.kind == "f" and isinstance(eps, (int, float)) and not isinstance(eps, bool):
-        y = bind(P.layer_norm_p, x, axes=axes, eps=float(eps))  # one primitive (real input)
+        y = bind(P.layer_norm_p, x, axes=axes, eps=float(eps))[0]  # one primitive (real input)
     else:
         mu = ops.mean(x, axes, keepdims=True)
         d = x - mu
