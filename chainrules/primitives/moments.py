@@ -222,7 +222,7 @@ def _layer_norm_aval(x, *, axes, eps):
 @layer_norm_p.def_impl
 def _layer_norm_impl(xp, x, *, axes, eps):
     d = _centred(xp, x, axes)
-    r = 1.0 / xp.sqrt(xp.sum(d * d, axis=axes, keepdims=True) / _count(x.shape, axes) + eps)
+    r = (xp.sum(d * d, axis=axes, keepdims=True) / _count(x.shape, axes) + eps) ** -0.5
     return d * r, r
 
 
