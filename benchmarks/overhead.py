@@ -25,6 +25,7 @@ import _common  # noqa: F401  (first: pins BLAS threads and the core before NumP
 # isort: split
 
 import argparse
+import builtins
 import json
 import os
 import statistics
@@ -53,6 +54,37 @@ def _linalg(lib):
     return lib.linalg
 
 
+def _fn(lib):
+    return lib.nn.functional
+
+
+X48, W48, W4 = RNG.standard_normal((4, 8)), RNG.standard_normal((4, 8)), RNG.standard_normal(4)
+
+
+def _fwd_bwd(f):
+    """``f`` then backward through a weighted sum (``y`` weights the output): the cost of a
+    training step's share of the op."""
+    return lambda L, x, y: (f(L, x) * y).sum().backward()
+
+
+def _assign_float(L, x, y):
+    x[1, 0] = 0.5
+
+
+def _assign_tensor(L, x, y):
+    x[1, 0] = y[0, 1]
+
+
+_SOFTMAX = {
+    "softmax": lambda L, x: L.softmax(x, -1),
+    "log_softmax": lambda L, x: L.log_softmax(x, -1),
+    "logsumexp": lambda L, x: L.logsumexp(x, -1),
+    "layer_norm": lambda L, x: _fn(L).layer_norm(x, (8,)),
+    "std": lambda L, x: L.std(x, -1, correction=1),
+    "var": lambda L, x: L.var(x, -1, correction=1),
+}
+
+
 OPS = [
     # family, label, op(lib, x, y), inputs (numpy arrays)
     ("elementwise", "x * y", lambda L, x, y: x * y, (A22, B22)),
@@ -74,6 +106,17 @@ OPS = [
     ("decompositions", "svd 4x4", lambda L, x, y: _linalg(L).svd(x)[1], (A44, A44)),
     ("decompositions", "qr 4x4", lambda L, x, y: _linalg(L).qr(x)[1], (A44, A44)),
     ("decompositions", "eigh 4x4", lambda L, x, y: _linalg(L).eigh(x)[0], (S44, S44)),
+    # [surface-2]: (4, 8) inputs, over the last axis; "+bwd": forward and backward
+    *((fam, f"{name} 4x8" + suffix, op, (X48, W4 if name in ("logsumexp", "std", "var")
+                                              else W48))
+      for name, fam in (("softmax", "softmax"), ("log_softmax", "softmax"),
+                        ("logsumexp", "softmax"), ("layer_norm", "normalisation"),
+                        ("std", "moments"), ("var", "moments"))
+      for suffix, op in (("", (lambda f: lambda L, x, y: f(L, x))(_SOFTMAX[name])),
+                         (" +bwd", _fwd_bwd(_SOFTMAX[name])))),
+    # element assignment on tensors without history (REINFORCE's returns loop)
+    ("setitem", "x[1, 0] = 0.5", _assign_float, (A22, B22), False),
+    ("setitem", "x[1, 0] = y[0, 1]", _assign_tensor, (A22, B22), False),
 ]
 
 
@@ -107,6 +150,8 @@ def race(fns: dict, number: int, repeat: int, timed: bool = False) -> tuple[dict
 
 def make_op(lib, op, arrays, grad):
     """The row's operation as a function of nothing, on fresh tensors of ``lib``."""
+    if lib is not tf:  # torch's ops print NumPy's dtype; copies: in-place rows write
+        arrays = tuple(np.array(a) for a in arrays)
     if lib is tf:
         x, y = (tf.tensor(a, requires_grad=grad) for a in arrays)
     else:
@@ -131,7 +176,11 @@ def time_numpy(label, arrays, number):
         "einsum(ij,jk->ik)": lambda: np.einsum("ij,jk->ik", x, y),
         "svd 4x4": lambda: np.linalg.svd(x), "qr 4x4": lambda: np.linalg.qr(x),
         "eigh 4x4": lambda: np.linalg.eigh(x),
+        "x[1, 0] = 0.5": lambda: x.copy().__setitem__((1, 0), 0.5),
+        "x[1, 0] = y[0, 1]": lambda: x.copy().__setitem__((1, 0), y[0, 1]),
     }
+    if label not in calls:
+        return None
     return per_call(calls[label], number)
 
 
@@ -207,7 +256,7 @@ def ctmrg_grad(lib):
     return f
 
 
-def repeated(runs: int, quick: bool, baseline: str | None) -> None:
+def repeated(runs: int, quick: bool, baseline: str | None, only: str | None = None) -> None:
     """Run this script ``runs`` times in fresh processes (alternating with ``baseline``'s
     tenferro when given) and print the median of the per-run ratios of every row."""
     roots = {"this": HERE_ROOT}
@@ -217,7 +266,7 @@ def repeated(runs: int, quick: bool, baseline: str | None) -> None:
     for r in range(runs):
         for name, root in roots.items():
             cmd = [sys.executable, os.path.abspath(__file__), "--json"] + (
-                ["--quick"] if quick else [])
+                ["--quick"] if quick else []) + (["--only", only] if only else [])
             env = dict(os.environ, TENFERRO_BENCH_ROOT=root)
             out = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if out.returncode:
@@ -256,10 +305,12 @@ def main(argv=None):
     p.add_argument("--runs", type=int, default=0,
                    help="repeat the script this many times (fresh processes): median ratios")
     p.add_argument("--baseline", help="another tenferro checkout, alternated with this one")
+    p.add_argument("--only", help="run only the rows whose label contains one of these "
+                   "comma-separated words (and skip the backward chain and whole programs)")
     p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.runs:
-        return repeated(args.runs, args.quick, args.baseline)
+        return repeated(args.runs, args.quick, args.baseline, args.only)
     number = 200 if args.quick else 2000
     torch = pin_torch()
     if torch is not None:
@@ -270,22 +321,30 @@ def main(argv=None):
         return f"{s * 1e6:.2f}"
 
     repeat = 9 if args.quick else 15
-    for family, label, op, arrays in OPS:
-        n = number // 10 if family == "decompositions" else number
-        fns = {"tenferro": make_op(tf, op, arrays, True)}
+    only = [w for w in (args.only or "").split(",") if w]
+    for family, label, op, arrays, *grad in OPS:
+        if only and not builtins.any(w in label for w in only):
+            continue
+        grad = grad[0] if grad else True
+        n = number // 10 if family in ("decompositions", "softmax", "normalisation",
+                                        "moments") else number
+        fns = {"tenferro": make_op(tf, op, arrays, grad)}
         if torch is not None:
-            fns["torch"] = make_op(torch, op, arrays, True)
+            fns["torch"] = make_op(torch, op, arrays, grad)
         med, ratio = race(fns, n, repeat)
         t_tf = med["tenferro"]
-        t_tf0 = time_op(tf, op, arrays, False, n)
+        t_tf0 = time_op(tf, op, arrays, False, n) if "bwd" not in label else None
         t_np = time_numpy(label, arrays, n)
-        row = [family, label, fmt(t_tf), fmt(t_tf0), fmt(t_np)]
+        row = [family, label, fmt(t_tf), "-" if t_tf0 is None else fmt(t_tf0),
+               "-" if t_np is None else fmt(t_np)]
         raw[label] = (t_tf, None, None)
         if torch is not None:
             row += [fmt(med["torch"]), f"{ratio:.2f}"]
             ratios[label] = ratio
             raw[label] = (t_tf, med["torch"], ratio)
         rows.append(row)
+    if only:
+        return _finish(rows, ratios, raw, torch, args)
     fns = {"tenferro": backward_per_node(tf)}
     if torch is not None:
         fns["torch"] = backward_per_node(torch)
@@ -297,6 +356,12 @@ def main(argv=None):
         ratios["backward"] = ratio
         raw["backward per node"] = (med["tenferro"], med["torch"], ratio)
     rows.append(row)
+    _finish(rows, ratios, raw, torch, args, programs=True)
+
+
+def _finish(rows, ratios, raw, torch, args, programs=False):
+    number = 200 if args.quick else 2000
+    repeat = 9 if args.quick else 15
     headers = ["family", "op", "tenferro us", "no grad us", "numpy us"]
     if torch is not None:
         headers += [f"torch {torch.__version__} us", "ratio"]
@@ -305,8 +370,9 @@ def main(argv=None):
     print(table(rows, headers))
     print()
     rows = []
-    for name, make, k, rep in (("MLP SGD step", mlp_step, max(10, number // 20), repeat),
-                               ("CTMRG D=2 chi=8 gradient", ctmrg_grad, 1, 5)):
+    programs = (("MLP SGD step", mlp_step, max(10, number // 20), repeat),
+                ("CTMRG D=2 chi=8 gradient", ctmrg_grad, 1, 5)) if programs else ()
+    for name, make, k, rep in programs:
         fns = {"tenferro": make(tf)}
         if torch is not None:
             fns["torch"] = make(torch)
@@ -319,7 +385,8 @@ def main(argv=None):
             raw[name] = (med["tenferro"], med["torch"], ratio)
         rows.append(row)
     headers = ["program", "tenferro ms"] + (["torch ms", "ratio"] if torch is not None else [])
-    print(table(rows, headers))
+    if rows:
+        print(table(rows, headers))
     if ratios:
         worst = max(ratios, key=ratios.get)
         print(f"\nworst ratio: {worst} {ratios[worst]:.2f}x (targets: ops <= 2.0x, programs "

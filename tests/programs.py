@@ -108,8 +108,26 @@ PROGRAMS = [
     Program("cumsum", lambda x: tf.cumsum(x, axis=1) + tf.cumsum(x, axis=0, reverse=True), (S,),
             linear=True),
     Program("mean_var_std", lambda x: tf.mean(x, 0) + tf.var(x, 1).sum() + tf.std(x), (S,)),
+    Program("var_std_real", lambda x: tf.var(x, 1, ddof=1)[:, None]
+            * tf.std(x, (0, 1), keepdims=True) + tf.std(x, 0, correction=1.5)[None]
+            + tf.var(x, 0, keepdims=True), (S,), dtypes=R),
+    Program("layer_norm", lambda x: tf.nn.functional.layer_norm(x, (4,)) ** 2
+            + tf.nn.functional.layer_norm(x, (3, 4), eps=0.1)
+            + bind(P.layer_norm_p, x, axes=(0,), eps=0.5)[1], (S,), dtypes=R),
+    # the linear primitives of the moments' JVPs: FD-checked in all operands, then transposed
+    Program("moment_tangents", lambda x, t: _moment_tangents(x, t), (S, S), dtypes=R),
+    Program("moment_tangents_linear", lambda t, x: _moment_tangents(x, t), (S,),
+            extra=(np.linspace(-2.0, 1.5, 12).reshape(S),), dtypes=R, linear=True),
     Program("logsumexp_softmax", lambda x: tf.logsumexp(x, 1) + tf.softmax(x, 0).sum(1), (S,),
             dtypes=R),
+    Program("softmax_family", lambda x: tf.log_softmax(x, 0) * tf.softmax(x, (1, 0))
+            + tf.logsumexp(x, (1, 0), keepdims=True) + tf.logsumexp(x, 0)
+            + tf.nn.functional.log_softmax(x, dim=1) ** 2, (S,), dtypes=R),
+    # the linear primitives the softmax family's JVPs are: FD-checked in all operands here,
+    # transposed (linear in t, x fixed) in the next program
+    Program("softmax_tangents", lambda x, t: _softmax_tangents(x, t), (S, S), dtypes=R),
+    Program("softmax_tangents_linear", lambda t, x: _softmax_tangents(x, t), (S,),
+            extra=(np.linspace(-2.0, 1.5, 12).reshape(S),), dtypes=R, linear=True),
     Program("logaddexp", lambda x, y: tf.logaddexp(x, y) * tf.logaddexp2(y, x) + tf.softplus(x)
             * tf.logaddexp(x, x), (S, S), dtypes=R),
     Program("norm", lambda x: tf.norm(x) + tf.norm(x, 1) + tf.norm(x, axis=0).sum(), (S,)),
@@ -144,6 +162,11 @@ PROGRAMS = [
             linear=True),
     Program("getitem_mixed", lambda x: x[0, :, [1, 2]], ((2, 3, 4),), linear=True),
     Program("setitem", lambda x, v: _setitem(x, v), (S, (2,)), in_place=True),
+    Program("setitem_advanced", lambda x, v: _setitem_advanced(x, v), (S, (2,)),
+            in_place=True),
+    Program("basic_index_update", lambda x, v: bind(
+        P.basic_index_update_p, x, v, spec=(1, None, (3, None, -2))), ((4, 5), (1, 2)),
+        linear=True),
     Program("at_add", lambda x, v: x.at[[0, 0, 2]].add(v), (S, (3, 4)), linear=True),
     # -- products
     Program("dot_general_matmul", lambda x, y: x @ y, (S, (4, 2))),
@@ -303,6 +326,40 @@ PROGRAMS = [
 ]
 
 
+def _moment_tangents(x, t):
+    """var_tangent (var and std, both orientations, kept and dropped axes) and
+    layer_norm_tangent."""
+    kw = {"correction": 1.0}
+    y, r = bind(P.layer_norm_p, x, axes=(1,), eps=1e-5)
+    out = bind(P.layer_norm_tangent_p, r, y, t, axes=(1,))
+    for std in (False, True):
+        y1 = bind(P.var_p, x, axes=(1,), keepdims=False, std=std, **kw)
+        y0 = bind(P.var_p, x, axes=(0,), keepdims=True, std=std, **kw)
+        out = out + bind(P.var_tangent_p, x, y1, t, axes=(1,), keepdims=False, std=std,
+                         transpose=False, **kw)[:, None]
+        out = out + bind(P.var_tangent_p, x, y1, t[:, 0], axes=(1,), keepdims=False, std=std,
+                         transpose=True, **kw)
+        out = out + bind(P.var_tangent_p, x, y0, t[:1], axes=(0,), keepdims=True, std=std,
+                         transpose=True, **kw)
+    return out
+
+
+def _softmax_tangents(x, t):
+    """Each tangent primitive of the softmax family, both orientations, kept and dropped axes."""
+    lse1, lse0 = tf.logsumexp(x, 1), tf.logsumexp(x, 0, keepdims=True)
+    out = bind(P.softmax_tangent_p, tf.softmax(x, 1), t, axes=(1,))
+    out = out + bind(P.log_softmax_tangent_p, x, tf.log_softmax(x, 0), t, axes=(0,),
+                     transpose=True)
+    out = out + bind(P.log_softmax_tangent_p, x, tf.log_softmax(x, (0, 1)), t, axes=(0, 1),
+                     transpose=False)
+    out = out + bind(P.logsumexp_tangent_p, x, lse1, t, axes=(1,), keepdims=False,
+                     transpose=False)[:, None]
+    out = out + bind(P.logsumexp_tangent_p, x, lse1, t[:, 0], axes=(1,), keepdims=False,
+                     transpose=True)
+    return out + bind(P.logsumexp_tangent_p, x, lse0, t[:1], axes=(0,), keepdims=True,
+                      transpose=True)
+
+
 @tf.custom_vjp
 def _cube(x):
     return x * x * x
@@ -353,6 +410,12 @@ def _barrier(x):
 def _setitem(x, v):
     y = x * 1
     y[1, 1:3] = v
+    return y * x
+
+
+def _setitem_advanced(x, v):
+    y = x * 1
+    y[[2, 0], 1] = v  # an integer-array index: the general scatter path
     return y * x
 
 

@@ -82,11 +82,13 @@ from .fft import fft_p, irfft_p, rfft_p
 from .indexing import (
     basic_index_p,
     basic_index_transpose_p,
+    basic_index_update_p,
     check_index_p,
     gather_p,
     scatter_add_p,
 )
 from .linalg import *  # noqa: F401,F403  (decompositions, solves, expm)
+from .moments import layer_norm_p, layer_norm_tangent_p, var_p, var_tangent_p
 from .reductions import (
     argmax_p,
     argmin_p,
@@ -110,6 +112,14 @@ from .shape import (
     transpose_p,
     tril_p,
     triu_p,
+)
+from .softmax import (
+    log_softmax_p,
+    log_softmax_tangent_p,
+    logsumexp_p,
+    logsumexp_tangent_p,
+    softmax_p,
+    softmax_tangent_p,
 )
 from .sorting import argsort_p, searchsorted_p, sort_p
 from .special import (

@@ -1,5 +1,6 @@
 """Indexing: integer-array indexing along one axis (``gather``/``scatter_add``) and NumPy
-basic indexing in one step (``basic_index``/``basic_index_transpose``).
+basic indexing in one step (``basic_index``/``basic_index_transpose``, and assignment to a
+basic index, ``basic_index_update``).
 
 ``gather`` (take) and its transpose ``scatter_add`` are the embedding-table pattern: repeated
 indices in ``gather`` accumulate their cotangents in ``scatter_add``. Indices are integer
@@ -247,6 +248,58 @@ basic_index_transpose_p.def_transpose(
 )
 
 
+basic_index_update_p = Primitive(
+    "basic_index_update", linear=True, params={"spec": BASIC_SPEC},
+    convention="a copy of x with the basic index ``spec`` replaced by v: linear in (x, v) "
+    "jointly; the replaced entries of x get no gradient",
+)
+basic_index_update_p.__doc__ = """``x`` with ``x[spec] = v`` (functional), for a NumPy basic
+index ``spec`` (see ``basic_index``); ``v`` has exactly the shape ``x[spec]`` has. One call
+where the general scatter path takes a dozen: what element assignment in an eager loop costs.
+Transpose: the cotangent with the region zeroed for ``x``, ``ct[spec]`` for ``v``."""
+
+
+@basic_index_update_p.def_abstract_eval
+def _basic_index_update_aval(x, v, *, spec):
+    _check_spec("basic_index_update", x, spec)
+    want = _basic_index_shape(x.shape, spec)
+    if tuple(v.shape) != want or v.dtype != x.dtype:
+        raise ShapeError(f"basic_index_update: value {fmt_aval(v)} must have the shape {want} "
+                         f"of the indexed region and the dtype of the operand {fmt_aval(x)}; "
+                         f"broadcast and cast it first (tenferro's x[idx] = v does).")
+    return x
+
+
+@basic_index_update_p.def_impl
+def _basic_index_update_impl(xp, x, v, *, spec):
+    out = xp.asarray(x, copy=True)
+    if None in spec:  # new axes have size 1: drop them (array API setitem takes no None)
+        spec = tuple(e for e in spec if e is not None)
+        v = xp.reshape(v, _basic_index_shape(x.shape, spec))
+    out[basic_index_key(spec)] = v
+    return out
+
+
+@basic_index_update_p.def_jvp
+def _basic_index_update_jvp(b, primals, tangents, *, spec):
+    (x, v), (tx, tv) = primals, tangents
+    out = b.bind(basic_index_update_p, x, v, spec=spec)
+    if type(tx) is Zero and type(tv) is Zero:
+        return out, tx
+    return out, b.bind(basic_index_update_p, b.instantiate(tx), b.instantiate(tv), spec=spec)
+
+
+@basic_index_update_p.def_transpose
+def _basic_index_update_transpose(b, ct, x, v, *, spec):
+    if type(ct) is Zero:
+        return (Zero(x.aval) if is_undefined(x) else None,
+                Zero(v.aval) if is_undefined(v) else None)
+    ct_x = (b.bind(basic_index_update_p, ct, b.zeros_like(v), spec=spec)
+            if is_undefined(x) else None)
+    ct_v = b.bind(basic_index_p, ct, spec=spec) if is_undefined(v) else None
+    return ct_x, ct_v
+
+
 # ----------------------------------------------------------------------- batching
 def _flat_batched(b, x, indices, axis):
     """Per-member indices into a per-member operand as one gather/scatter on a flattened
@@ -308,6 +361,12 @@ _FULL = (None, None, None)  # the whole batch axis as a basic-index slice
 def _basic_index_batch(b, args, dims, *, spec):
     x = _batching.move_axis(b, args[0], dims[0], 0)
     return [b.bind(basic_index_p, x, spec=(_FULL,) + tuple(spec))], [0]
+
+
+@basic_index_update_p.def_batch
+def _basic_index_update_batch(b, args, dims, *, spec):
+    x, v = _batching.all_at_front(b, args, dims)
+    return [b.bind(basic_index_update_p, x, v, spec=(_FULL,) + tuple(spec))], [0]
 
 
 @basic_index_transpose_p.def_batch

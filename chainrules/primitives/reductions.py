@@ -1,5 +1,5 @@
 """Reductions over static axes: sum, max, min, prod, logical and/or; argmax/argmin;
-cumulative sum."""
+cumulative sum. (The softmax family is in ``softmax.py``.)"""
 
 from __future__ import annotations
 

@@ -515,10 +515,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     if tuple(x.shape[x.ndim - len(ns):]) != ns:
         raise ShapeError(f"layer_norm: input {x.shape} does not end with normalized_shape {ns}.")
     axes = tuple(range(x.ndim - len(ns), x.ndim))
-    mu = ops.mean(x, axes, keepdims=True)
-    d = x - mu
-    var = ops.mean(d * d, axes, keepdims=True)
-    y = d * ops.rsqrt(var + eps)
+    if x.dtype.kind == "f" and isinstance(eps, (int, float)) and not isinstance(eps, bool):
+        y = bind(P.layer_norm_p, x, axes=axes, eps=float(eps))[0]  # one primitive (real input)
+    else:
+        mu = ops.mean(x, axes, keepdims=True)
+        d = x - mu
+        var = ops.mean(d * d, axes, keepdims=True)
+        y = d * ops.rsqrt(var + eps)
     return _affine(y, weight, bias, ns)
 
 

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 
 from chainrules import primitives as P
-from chainrules.primitives.indexing import checked_indices
+from chainrules.primitives.indexing import _basic_index_shape, checked_indices
 from chainrules.symbolic import Sym, decide, floordiv, same_shape, size_of, sym_max, sym_min
 
 from ..caches import BoundedCache
@@ -464,9 +464,44 @@ def _positions(x, idx):
     return getitem(base, idx)
 
 
+_SETITEM_PLANS = BoundedCache("basic setitem plans", 4096)
+
+
+def _basic_setitem_plan(x, idx):
+    """``(spec, region shape)`` of a basic index (ints, slices, None, ...) on ``x``'s static
+    shape, cached per (index, shape); ``None`` for any other index (the general path)."""
+    key = (idx,) if idx.__class__ is int else _index_key(idx)
+    if key is None:
+        return None
+    shape = x.shape
+    plan = _SETITEM_PLANS.get((key, shape))
+    if plan is None:
+        if not all(d.__class__ is int for d in shape):
+            return None
+        spec = _basic_spec(key, shape)  # raises the named error for a bad index
+        plan = _SETITEM_PLANS.put((key, shape), (spec, _basic_index_shape(shape, spec)))
+    return plan
+
+
 def setitem(x, idx, value) -> Tensor:
-    """A copy of ``x`` with ``x[idx] = value`` (functional). Repeated positions are an error."""
+    """A copy of ``x`` with ``x[idx] = value`` (functional). Repeated positions are an error.
+    A basic index (ints, slices, None, ...) is one ``basic_index_update``: ``G[t] = v`` in
+    an eager loop costs one primitive call, not the general path's dozen."""
     x = tensor_of(x)
+    plan = _basic_setitem_plan(x, idx)
+    if plan is not None:
+        spec, region = plan
+        cls = value.__class__
+        if (cls is float or cls is int) and type(x) is EagerTensor and x.dtype.kind in "fc":
+            # a Python number into a float/complex tensor: the constant made directly (what
+            # tensor_of and the cast would give: the number in x's dtype)
+            b = x._backend
+            v = _wrap(b.xp.constant((), value, x.dtype), b)
+        else:
+            v = _value_for("setitem", x, value)
+        if tuple(v.shape) != region:
+            v = broadcast_to(v, region)
+        return bind(P.basic_index_update_p, x, v, spec=spec)
     pos = _positions(x, idx)
     if isinstance(pos, EagerTensor):
         p = np.asarray(pos)

@@ -279,9 +279,27 @@ def var(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom (NumPy's ``var``; the
     array API's keyword is ``correction``, the same number; complex: of |x - mean|). The
     default 0 is the population variance; 1 is the unbiased estimate (PyTorch's default)."""
-    ddof = _correction("var", ddof, correction)
+    return _moment("var", x, axis, ddof, keepdims, correction, False)
+
+
+def _moment(op, x, axis, ddof, keepdims, correction, root):
+    """``var`` (``root``: ``std``): one ``var`` primitive for real floating input with
+    degrees of freedom left, the composition otherwise (complex: of |x - mean|)."""
+    ddof = _correction(op, ddof, correction)
     x = to_inexact(tensor_of(x))
-    axes = normalize_axes("var", axis, x.ndim)
+    axes = normalize_axes(op, axis, x.ndim)
+    if x.dtype.kind == "f" and builtins.all(d.__class__ is int for d in x.shape):
+        n = 1
+        for a in axes:
+            n *= x.shape[a]
+        if n - ddof > 0:
+            return bind(P.var_p, x, axes=tuple(sorted(axes)), correction=float(ddof),
+                        keepdims=bool(keepdims), std=root)
+    v = _var_composed(x, axes, ddof, keepdims)
+    return safe_sqrt(v) if root else v
+
+
+def _var_composed(x, axes, ddof, keepdims):
     n = 1
     for a in axes:
         n *= x.shape[a]
@@ -296,7 +314,7 @@ def var(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
 def std(x, axis=None, ddof=0, keepdims=False, *, correction=None) -> Tensor:
     """Standard deviation: the square root of ``var`` (``ddof``, or the array API's
     ``correction``). Convention: the derivative where the variance is 0 is taken as 0."""
-    return safe_sqrt(var(x, axis, ddof, keepdims, correction=correction))
+    return _moment("std", x, axis, ddof, keepdims, correction, True)
 
 
 def _correction(op, ddof, correction):
@@ -335,6 +353,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     NumPy's divide-by-zero warning: the derivative in ``b`` is infinite there. Complex input
     is not supported (``DTypeError``)."""
 
+    if b is None and not return_sign:  # the common case: one primitive
+        x, axes = _softmax_operand("logsumexp", a, axis)
+        return bind(P.logsumexp_p, x, axes=axes, keepdims=bool(keepdims))
     x = to_inexact(tensor_of(a))
     if x.dtype.kind == "c":
         raise DTypeError("logsumexp: complex input is not supported; use real values.")
@@ -364,16 +385,39 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     return (out, sgn) if return_sign else out
 
 
-def softmax(x, axis=-1) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``axis``, computed stably (shifted by the maximum)."""
+_SOFTMAX_AXES = BoundedCache("eager softmax-family axes", 4096)
+
+
+def _softmax_operand(op, x, axis):
+    """``(x, axes)`` for a softmax-family primitive: ``x`` as a real floating tensor, the axes
+    normalised and sorted. Cached for eager float tensors with an int, tuple or None axis
+    (per op, axis, shape, device and dtype): a softmax in a loop pays one dict lookup."""
+    if type(x) is EagerTensor and (axis is None or axis.__class__ is int
+                                   or axis.__class__ is tuple):
+        v = x._value
+        key = (op, axis, v.shape, x._backend, v.dtype)  # device before dtype (see sum)
+        axes = _SOFTMAX_AXES.get(key)
+        if axes is not None:
+            return x, axes
+        if x.dtype.kind == "f":
+            return x, _SOFTMAX_AXES.put(key, tuple(sorted(normalize_axes(op, axis, v.ndim))))
     x = to_inexact(tensor_of(x))
-    return exp(x - logsumexp(x, axis, keepdims=True))
+    if x.dtype.kind == "c":
+        raise DTypeError(f"{op}: complex input is not supported; use real values.")
+    return x, tuple(sorted(normalize_axes(op, axis, x.ndim)))
+
+
+def softmax(x, axis=-1) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``axis``, computed stably (shifted by the maximum): one
+    primitive. A row of -inf only gives nan (0/0), as PyTorch."""
+    x, axes = _softmax_operand("softmax", x, axis)
+    return bind(P.softmax_p, x, axes=axes)
 
 
 def log_softmax(x, axis=-1) -> Tensor:
-    """x - logsumexp(x) along ``axis``, computed stably."""
-    x = to_inexact(tensor_of(x))
-    return x - logsumexp(x, axis, keepdims=True)
+    """x - logsumexp(x) along ``axis``, computed stably: one primitive."""
+    x, axes = _softmax_operand("log_softmax", x, axis)
+    return bind(P.log_softmax_p, x, axes=axes)
 
 
 def matrix_trace(a, offset=0, axis1=0, axis2=1, dtype=None) -> Tensor:
