@@ -14,6 +14,8 @@ fewer repetitions and shorter TRG/CTMRG loops, ``--peers jax`` leaves torch out.
 
 Run: python benchmarks/jit.py [--quick] [--peers jax torch] [--cases tiny ew mlp trg ctmrg]
      [--modes fwd vg] [--repeat N]
+TENFERRO_FUSION=off|numpy|torch picks the fusion engine; TENFERRO_BENCH_ROOT=<checkout> runs
+another checkout's tenferro (the "before" numbers).
 """
 
 from __future__ import annotations
@@ -24,10 +26,15 @@ import _common  # noqa: F401  (first: pins BLAS threads before NumPy loads)
 
 import argparse
 import os
+import sys
 import time
 
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                       "intra_op_parallelism_threads=1")
+# this checkout's tenferro (not whichever the environment installed), or TENFERRO_BENCH_ROOT's
+# (a baseline checkout, for before/after numbers)
+sys.path.insert(0, os.environ.get("TENFERRO_BENCH_ROOT")
+                or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 from _common import interleaved_medians, pin_torch, table, try_import  # noqa: E402
@@ -212,6 +219,14 @@ def run_case(name, mode, libs, quick, repeat):
     return t, compile_s, values
 
 
+def _fusion_engine():
+    try:
+        from tenferro._src.ir import fusion
+    except ImportError:
+        return "none (before [compiler])"
+    return fusion.engine()
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer repetitions, shorter loops")
@@ -221,6 +236,8 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=None)
     a = p.parse_args(argv)
     load_peers(a.peers)
+    print(f"tenferro from {os.path.dirname(tf.__file__)}; fusion engine: "
+          f"{_fusion_engine()}", flush=True)
     libs = ["tenferro"] + [x for x in a.peers if (jax if x == "jax" else torch) is not None]
     peers = libs[1:]
     rows = []

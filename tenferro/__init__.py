@@ -48,7 +48,7 @@ from ._src.linalg import norm  # one norm (NumPy semantics), also tenferro.linal
 from ._src.ops import *  # noqa: F403  (the NumPy/PyTorch-style functions, ops.__all__)
 from ._src.ops import __all__ as _ops_all
 from ._src.ops.namespace import __array_api_version__, __array_namespace_info__
-from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, make_graph, trace
+from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, make_graph, save, trace
 
 __version__ = "0.1.0"
 
@@ -101,7 +101,7 @@ _api = [
     "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize", "saved_residuals",
     "value_and_grad", "vjp", "vmap",
     # traced mode
-    "Graph", "ShapeDtype", "jit", "load", "make_graph",
+    "Graph", "ShapeDtype", "jit", "load", "make_graph", "save",
     # NumPy's matrix trace (tenferro.trace(f, ...) still forwards to make_graph, deprecated)
     "trace",
     # contraction
