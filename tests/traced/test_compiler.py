@@ -237,3 +237,34 @@ def test_long_programs_run_specialised_in_a_loop(monkeypatch):
     want = np.asarray(tf.jit(tf.grad(f))(x))
     monkeypatch.setattr(C, "STRAIGHT_LINE_MAX", 3)  # every program: the loop
     assert np.array_equal(np.asarray(tf.jit(tf.grad(f))(x)), want)
+
+
+@pytest.mark.numpy_only
+def test_complex_products_by_one_are_not_folded():
+    # (a + bj) * (1 + 0j) is not (a + bj) in IEEE arithmetic when b is infinite
+    x = tf.tensor(np.array([1.0 + np.inf * 1j, -0.0 - 1j]))
+
+    def f(x):
+        return x * tf.ones_like(x)
+
+    with np.errstate(invalid="ignore"):
+        got = np.asarray(tf.jit(f)(x))
+        want = np.asarray(x) * np.ones(2, complex)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got.real), np.signbit(want.real))
+
+
+@pytest.mark.numpy_only
+@pytest.mark.parametrize("engine", ["numpy", "torch"])
+def test_fused_regions_with_non_finite_constants(monkeypatch, engine):
+    if engine == "torch":
+        pytest.importorskip("torch", reason="the fusion engine 'torch' (tenferro[compile])")
+    x = tf.tensor(RNG.uniform(0.1, 0.5, N))
+
+    def f(x):
+        return tf.minimum(tf.sin(x) * np.inf + x, 3.0), tf.sin(x) - 2.0 * x
+
+    got = _run(engine, monkeypatch, f, x)
+    ref = _run("off", monkeypatch, f, x)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-14)

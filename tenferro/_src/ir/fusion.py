@@ -172,7 +172,7 @@ def region_kernel(eqns, live_out: set, last_use: dict, where: int, eng: str):
         full = fulls[id(v)]
         k = len(in_vars)
         value = float(full.params["value"])
-        pre.append(f"    I{k} = _np.full({shape!r}, {value!r}, dtype=_np.{dtype.name})")
+        pre.append(f"    I{k} = _np.full({shape!r}, {_literal(value)}, dtype=_np.{dtype.name})")
         slot[id(v)] = f"x{k}"
         in_vars.append(None)  # filled by the kernel itself
         return slot[id(v)]
@@ -182,7 +182,7 @@ def region_kernel(eqns, live_out: set, last_use: dict, where: int, eng: str):
         o = eqn.outputs[0]
         if eqn.prim is P.full_p:
             fulls[id(o)] = eqn
-            scalars[id(o)] = repr(float(eqn.params["value"]))
+            scalars[id(o)] = _literal(eqn.params["value"])
             if id(o) in live_out:
                 materialise(o)
                 out_vars.append(o)
@@ -249,6 +249,12 @@ def region_kernel(eqns, live_out: set, last_use: dict, where: int, eng: str):
     fn = ns["region"]
     fn.source = "\n".join(lines)
     return fn, real_ins, out_vars
+
+
+def _literal(value) -> str:
+    """``value`` as Python source (``float('inf')``, ``float('nan')`` for the non-finite)."""
+    v = float(value)
+    return repr(v) if np.isfinite(v) else f"float({str(v)!r})"
 
 
 def _call(torch_, np_name, t_name, args, is_scalar, target):

@@ -1,8 +1,10 @@
 """Fold multiplications by one: ``mul(x, c)`` and ``mul(c, x)`` where ``c`` is a constant (or
 a ``full``) of ones and the product has ``x``'s shape and dtype is ``x`` itself. Reverse mode
 seeds the cotangent of a summed output with ones, so every gradient graph of ``sum(f(x))``
-starts with such products; ``x * 1`` is exactly ``x`` in IEEE arithmetic (NaN, infinities and
-signed zeros included), so the fold changes no bit of the result."""
+starts with such products; for real dtypes ``x * 1`` is exactly ``x`` in IEEE arithmetic (NaN,
+infinities and signed zeros included), so the fold changes no bit of the result. Complex
+products are left alone: ``(a + bj) * (1 + 0j)`` computes ``a*1 - b*0``, which is NaN for an
+infinite ``b`` and can flip the sign of a zero."""
 
 from __future__ import annotations
 
@@ -32,7 +34,9 @@ def fold_seeds(program: Program) -> Program:
             x, y = eqn.inputs
             out = eqn.outputs[0].aval
             for a, b in ((x, y), (y, x)):
-                if id(b) in ones and a.aval == out:
+                # real dtypes only: a complex product by 1+0j is not x (inf * 0 = nan, and
+                # the signs of zeros change)
+                if id(b) in ones and a.aval == out and out.dtype.kind != "c":
                     replace[id(eqn.outputs[0])] = a
                     break
             else:
