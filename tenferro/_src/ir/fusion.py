@@ -273,13 +273,15 @@ def _call(torch_, np_name, t_name, args, is_scalar, target):
 
 
 def _as_torch(a):
-    """A zero-copy tensor view of the NumPy array ``a`` (a copy for layouts torch cannot view:
-    negative strides; read-only arrays are viewed: the region never writes its inputs)."""
+    """A zero-copy tensor view of the NumPy array ``a`` (a copy for what torch cannot view:
+    negative strides, non-native byte order; read-only arrays are viewed: the region never
+    writes its inputs)."""
     if not isinstance(a, np.ndarray):
         a = np.asarray(a)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # non-writable arrays: never written here
         try:
             return _torch.from_numpy(a)
-        except ValueError:
-            return _torch.from_numpy(np.ascontiguousarray(a))
+        except (ValueError, TypeError, RuntimeError):  # negative strides, non-native order
+            return _torch.from_numpy(
+                np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("=")))
