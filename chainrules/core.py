@@ -187,6 +187,12 @@ class Primitive:
         The parameter naming the run-time size this primitive's output introduces (its
         length is decided from the data, e.g. ``truncation_indices``); ``None`` for every
         primitive whose output sizes follow from its operands' and parameters'.
+    ``specialize``
+        Optional ``specialize(xp, in_avals, **params) -> callable | None``: the graph
+        compiler calls it once per equation with static shapes and calls the returned
+        ``f(*inputs)`` (no ``xp``, no params) instead of ``impl``, so that layout work
+        (permutations, reshapes, broadcast plans) is done at compile time, not per call.
+        It must compute exactly what ``impl`` computes; ``None`` means "use ``impl``".
     """
 
     def __init__(
@@ -238,6 +244,7 @@ class Primitive:
         self.jvp: Callable[..., Any] | None = None if differentiable else self._zero_jvp
         self.transpose: Callable[..., Any] | None = None
         self.batch: Callable[..., Any] | None = None
+        self.specialize: Callable[..., Any] | None = None
         PRIMITIVES[name] = self
 
     def def_abstract_eval(self, f):
@@ -256,6 +263,10 @@ class Primitive:
 
     def def_transpose(self, f):
         self.transpose = f
+        return f
+
+    def def_specialize(self, f):
+        self.specialize = f
         return f
 
     def def_batch(self, f):

@@ -49,7 +49,7 @@ from ._src.ops.numpy_names import (
     uint32,
     uint64,
 )
-from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, make_graph, trace
+from ._src.traced import Graph, ShapeDtype, TracedTensor, jit, load, make_graph, save, trace
 
 __version__ = "0.1.0"
 
@@ -106,7 +106,7 @@ _api = [
     "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize", "saved_residuals",
     "value_and_grad", "vjp", "vmap",
     # traced mode
-    "Graph", "ShapeDtype", "jit", "load", "make_graph",
+    "Graph", "ShapeDtype", "jit", "load", "make_graph", "save",
     # NumPy's matrix trace (tenferro.trace(f, ...) still forwards to make_graph, deprecated)
     "trace",
     # contraction

@@ -108,6 +108,49 @@ def _dot_impl(xp, x, y, *, dimension_numbers):
     return xp.reshape(out, bshape + fx + fy)
 
 
+@dot_general_p.def_specialize
+def _dot_specialize(xp, in_avals, *, dimension_numbers):
+    """The layout of ``_dot_impl`` computed once for static shapes (compiled graphs): the
+    four 2-D contractions without batch axes become one matmul of (transposed) views, the
+    same BLAS call ``_dot_impl`` makes on the same views, without its per-call layout work.
+    A namespace may offer ``matmul_2d``, a cheaper call for two matrices."""
+    x, y = in_avals
+    (lc, rc), (lb, rb) = dimension_numbers
+    if x.ndim == 2 and y.ndim == 2 and not lb:
+        mm = getattr(xp, "matmul_2d", None) or xp.matmul
+        fast = {
+            ((1,), (0,)): mm,
+            ((0,), (0,)): lambda x, y: mm(x.T, y),
+            ((1,), (1,)): lambda x, y: mm(x, y.T),
+            ((0,), (1,)): lambda x, y: mm(x.T, y.T),
+        }.get((tuple(lc), tuple(rc)))
+        if fast is not None:
+            return fast
+    xperm, yperm, xf, yf, direct = _layout(x.ndim, y.ndim, dimension_numbers)
+    if direct:
+        return xp.matmul
+    xs, ys = x.shape, y.shape
+    bshape = tuple([xs[a] for a in lb])
+    fx, fy = tuple([xs[a] for a in xf]), tuple([ys[a] for a in yf])
+    m, k, n = math.prod(fx), math.prod([xs[a] for a in lc]), math.prod(fy)
+    if lb:
+        bsz = math.prod(bshape)
+        xshape, yshape = (bsz, m, k), (bsz, k, n)
+    else:
+        xshape, yshape = (m, k), (k, n)
+    oshape = bshape + fx + fy
+    permute, reshape, matmul = xp.permute_dims, xp.reshape, xp.matmul
+
+    def run(x, y):
+        if xperm is not None:
+            x = permute(x, xperm)
+        if yperm is not None:
+            y = permute(y, yperm)
+        return reshape(matmul(reshape(x, xshape), reshape(y, yshape)), oshape)
+
+    return run
+
+
 @dot_general_p.def_jvp
 def _dot_jvp(b, primals, tangents, *, dimension_numbers):
     (x, y), (tx, ty) = primals, tangents

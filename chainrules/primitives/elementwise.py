@@ -9,6 +9,7 @@ tangent by f'(z). Transposes are adjoints under <a, b> = Re sum conj(a) * b.
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -97,6 +98,7 @@ def _neg_aval(x):
 
 
 neg_p.def_impl(lambda xp, x: -x)
+neg_p.def_specialize(lambda xp, in_avals: operator.neg)
 neg_p.def_jvp(lambda b, p, t: (b.neg(p[0]), b.neg(t[0])))
 neg_p.def_transpose(lambda b, ct, x: (b.neg(ct),))
 
@@ -142,11 +144,29 @@ def _inexact_unary(op):
     return aval
 
 
+_NAMESPACE_IMPL = frozenset(
+    ("exp", "log", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh", "expm1", "square"))
+_REAL_ONLY = frozenset(("tanh", "expm1"))  # complex operands fix special values in impl
+
+
+def _namespace_function(name, real_only):
+    """A ``specialize`` rule calling the namespace's function directly (compiled graphs)."""
+
+    def specialize(xp, in_avals):
+        if real_only and is_complex(in_avals[0].dtype):
+            return None
+        return getattr(xp, name, None)
+
+    return specialize
+
+
 def _analytic(name, impl, deriv, convention=""):
     """A holomorphic unary primitive: tangent_out = f'(x) * tangent."""
     p = Primitive(name, convention=convention)
     p.def_abstract_eval(_inexact_unary(name))
     p.def_impl(impl)
+    if name in _NAMESPACE_IMPL:  # impl is ``xp.<name>`` (for real operands at least)
+        p.def_specialize(_namespace_function(name, real_only=name in _REAL_ONLY))
 
     p.def_jvp(scaled_tangent_jvp(p, deriv))
     return p
@@ -357,6 +377,7 @@ def _binary_aval(op, *, inexact=False, real=False):
 add_p = Primitive("add", linear=True)
 add_p.def_abstract_eval(_binary_aval("add"))
 add_p.def_impl(lambda xp, x, y: x + y)
+add_p.def_specialize(lambda xp, in_avals: operator.add)
 add_p.def_jvp(lambda b, p, t: (b.add(*p), b.add(*t)))
 add_p.def_transpose(
     lambda b, ct, x, y: (ct if is_undefined(x) else None,
@@ -366,6 +387,7 @@ add_p.def_transpose(
 sub_p = Primitive("sub", linear=True)
 sub_p.def_abstract_eval(_binary_aval("sub"))
 sub_p.def_impl(lambda xp, x, y: x - y)
+sub_p.def_specialize(lambda xp, in_avals: operator.sub)
 sub_p.def_jvp(lambda b, p, t: (b.sub(*p), b.sub(*t)))
 sub_p.def_transpose(
     lambda b, ct, x, y: (ct if is_undefined(x) else None,
@@ -375,6 +397,7 @@ sub_p.def_transpose(
 mul_p = Primitive("mul")
 mul_p.def_abstract_eval(_binary_aval("mul"))
 mul_p.def_impl(lambda xp, x, y: x * y)
+mul_p.def_specialize(lambda xp, in_avals: operator.mul)
 
 
 @mul_p.def_jvp
@@ -396,6 +419,7 @@ def _mul_transpose(b, ct, x, y):
 div_p = Primitive("div", convention="x/0 follows IEEE (inf/nan), derivatives likewise")
 div_p.def_abstract_eval(_binary_aval("div", inexact=True))
 div_p.def_impl(lambda xp, x, y: x / y)
+div_p.def_specialize(lambda xp, in_avals: operator.truediv)
 
 
 @div_p.def_jvp

@@ -7,6 +7,8 @@ compute with them symbolically (``k - 1``, ``k + 1``, ``min(2, k)``...) and chec
 
 from __future__ import annotations
 
+import operator
+
 from ..core import Primitive, ShapedArray, is_undefined, no_flops
 from ..errors import DTypeError, ShapeError
 from ..params import INDICES, INT, INTS, PADDING, SHAPE, SLICE_LIMITS
@@ -83,6 +85,15 @@ def inverse_permutation(perm):
 
 
 transpose_p.def_impl(lambda xp, x, *, permutation: xp.permute_dims(x, permutation))
+
+
+@transpose_p.def_specialize
+def _transpose_specialize(xp, in_avals, *, permutation):
+    if tuple(permutation) == (1, 0):
+        return operator.attrgetter("T")  # the same view as permute_dims, one C call
+    permute_dims = xp.permute_dims
+    return lambda x: permute_dims(x, permutation)
+
 transpose_p.def_jvp(
     lambda b, p, t, *, permutation: (b.permute(p[0], permutation), b.permute(t[0], permutation))
 )
@@ -118,6 +129,16 @@ def _bid_impl(xp, x, *, shape, broadcast_dimensions):
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
     return xp.broadcast_to(xp.reshape(x, tuple(expanded)), shape)
+
+
+@broadcast_in_dim_p.def_specialize
+def _bid_specialize(xp, in_avals, *, shape, broadcast_dimensions):
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = in_avals[0].shape[i]
+    expanded, shape = tuple(expanded), tuple(shape)
+    broadcast_to, reshape = xp.broadcast_to, xp.reshape
+    return lambda x: broadcast_to(reshape(x, expanded), shape)
 
 
 broadcast_in_dim_p.def_jvp(

@@ -37,7 +37,7 @@ TENFERRO = {
     "ncon", "neg", "negative", "nn", "no_grad", "norm", "normal", "not_equal", "ones",
     "ones_like", "optim",
     "outer", "pad", "permute", "permute_dims", "pow", "power", "prod", "pytree", "rand",
-    "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "saved_residuals",
+    "randn", "ravel", "real", "reciprocal", "reshape", "rsqrt", "save", "saved_residuals",
     "scatter_add", "set_cpu_backend", "set_grad_enabled", "set_rng_state", "sigmoid", "sign",
     "sin", "sinh", "softmax", "softplus", "split", "sqrt", "square", "squeeze", "stack", "std",
     "stop_gradient", "sub", "subtract", "sum", "swapaxes", "symmetric", "take", "tan", "tanh",

@@ -15,6 +15,7 @@ from chainrules import ShapedArray, aval_of
 from chainrules.dtypes import is_inexact
 
 from ..core.dispatch import Trace, bind_list, dispatch, new_trace
+from ..core.source import take_emitted
 from ..core.tracer import PrimalTracer
 from ..errors import DTypeError, GradientError, ShapeError, check_callable
 from ..ops._base import tensor_of
@@ -59,7 +60,9 @@ class TapeTrace(Trace, Tape):
 
     def process_primitive(self, prim, tracers, params):
         primals = [t.primal for t in tracers]
+        take_emitted()
         outs = bind_list(prim, *primals, **params)
+        source = take_emitted()  # the staged forward equation's line (under jit)
         parents = tuple(None if t.node is None else (t.node, t.index) for t in tracers)
         if parents.count(None) == len(parents):
             return outs
@@ -67,7 +70,7 @@ class TapeTrace(Trace, Tape):
                             tuple(p is not None for p in parents))
         if True not in tmpl.nonzero_out:
             return outs
-        return self.record(tmpl, parents, tracers, outs)
+        return self.record(tmpl, parents, tracers, outs, source=source)
 
     def process_checkpoint(self, fn, tracers, policy):
         from .checkpoint import record_checkpoint

@@ -31,6 +31,7 @@ from contextlib import nullcontext
 
 from ..core.dispatch import bind_list, default_device, dispatch
 from ..core.eager import _wrap, classify_failure
+from ..core.source import backward_of
 from ..errors import GradientError, TenferroError
 from ..ir.eval import eval_program
 
@@ -79,9 +80,10 @@ class LeafNode(Node):
 class PrimitiveNode(Node):
     """A primitive application: its derivative template and the values the template reads."""
 
-    __slots__ = ("tmpl", "saved", "n_out")
+    __slots__ = ("tmpl", "saved", "n_out", "source")
 
-    def __init__(self, tape, tmpl, parents, backend=None):
+    def __init__(self, tape, tmpl, parents, backend=None, source=None):
+        self.source = source  # the forward equation's line, when it was staged (jit)
         self.seq = next(_SEQ)
         self.tape = tape
         self.tmpl = tmpl
@@ -177,9 +179,10 @@ class Tape:
         recomputing under ``ctx`` (they must carry the history ``ctx`` differentiates)."""
         return True
 
-    def record(self, tmpl, parents, args, outs, backend=None) -> list:
-        """Record a primitive application (its derivative ``tmpl``) and box its outputs."""
-        node = PrimitiveNode(self, tmpl, parents, backend)
+    def record(self, tmpl, parents, args, outs, backend=None, source=None) -> list:
+        """Record a primitive application (its derivative ``tmpl``) and box its outputs;
+        ``source`` is the forward line its staged derivative is attributed to."""
+        node = PrimitiveNode(self, tmpl, parents, backend, source)
         boxed = [
             self.box_output(o, node, i) if nz else o
             for i, (o, nz) in enumerate(zip(outs, tmpl.nonzero_out))
@@ -250,7 +253,11 @@ def backward_pass(seeds, ctx, *, retain_graph=True, want=None, hooks=None):
                 if not any(p is not None and id(p[0]) in needed for p in node.parents):
                     continue
             try:
-                in_cts = node.backward(cts, ctx)
+                if getattr(node, "source", None) is None:
+                    in_cts = node.backward(cts, ctx)
+                else:  # staged: the backward equations carry the forward line
+                    with backward_of(node.source):
+                        in_cts = node.backward(cts, ctx)
             except TenferroError as e:
                 _name_derivative(node, e)
                 raise

@@ -64,6 +64,7 @@ def make_backend() -> Backend:
     ns.reshape = lambda x, shape, copy=None: x.reshape(shape)
     ns.permute_dims = lambda x, axes: x.transpose(axes)
     ns.matmul = _matmul
+    ns.matmul_2d = np.dot  # two matrices: what _matmul calls (compiled graphs call it directly)
     # reductions straight to the ufunc reducers (np.sum & co. add ~1 us of Python per call)
     ns.sum = _reducer(np.add)
     ns.prod = _reducer(np.multiply)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from chainrules.symbolic import contains_sym, resolve
 
+from . import fusion
 from .eval import symbol_sites
 from .gcpause import gc_paused
 from .passes.liveness import last_uses
@@ -22,12 +23,40 @@ STRAIGHT_LINE_MAX = 2000
 """Programs with more equations than this run in a loop (``_looped``), not as generated code."""
 
 
-def compile_program(program: Program):
+def specialized(eqn, xp):
+    """The primitive's ``specialize`` rule applied to ``eqn`` for the namespace ``xp``: a
+    callable ``f(*inputs)`` with the layout work done now, or ``None`` (then ``impl`` runs).
+    Only for static shapes and parameters; a rule that raises falls back to ``impl``, which
+    then reports the problem at run time as it always has."""
+    rule = eqn.prim.specialize
+    if rule is None or xp is None:
+        return None
+    if not all(v.aval.is_static for v in eqn.inputs) or (eqn.params and contains_sym(eqn.params)):
+        return None
+    try:
+        return rule(xp, [v.aval for v in eqn.inputs], **eqn.params)
+    except Exception:  # noqa: BLE001 - impl runs instead and raises the proper error
+        return None
+
+
+def compile_program(program: Program, xp=None, fuse: bool = False):
     """Compile ``program`` to ``run(xp, consts, *inputs) -> list`` calling the primitives'
     ``impl`` directly, freeing each intermediate at its last use and resolving run-time
-    (symbolic) sizes. Used by the graph executor and by the eager tape's derivative templates."""
+    (symbolic) sizes. Used by the graph executor and by the eager tape's derivative templates.
+
+    With ``xp`` (the namespace the program will run with), equations whose primitive has a
+    ``specialize`` rule call the callable it returns instead (layout precomputed); the
+    function must then always be called with that ``xp``. With ``fuse`` (NumPy arrays only),
+    runs of large elementwise equations become one fused region each (``ir.fusion``)."""
     if len(program.eqns) > STRAIGHT_LINE_MAX:
-        return _looped(program)
+        return _looped(program, xp)
+    regions: dict[int, int] = {}
+    eng = fusion.engine() if fuse and xp is not None else None
+    if eng is not None:
+        eqns, spans = fusion.schedule(program.eqns)
+        if spans:
+            program = Program(program.inputs, eqns, program.outputs, program.consts)
+            regions = dict(spans)
     ns: dict = {}
     names: dict[int, str] = {}
     args = []
@@ -45,10 +74,36 @@ def compile_program(program: Program):
         lines.append("    " + "".join(f"c{i}, " for i in range(len(program.consts))) + "= C")
     dead = last_uses(program)
     eqn_at_line: dict[int, int] = {}  # generated line -> equation (to name a failing one)
+    if regions:
+        last_use = {id(v): k for k, eqn in enumerate(program.eqns) for v in eqn.inputs}
+        returned = {id(v) for v in program.outputs if v is not None}
+    skip_to = 0
     for k, eqn in enumerate(program.eqns):
-        ns[f"f{k}"] = eqn.prim.impl
+        if k < skip_to:
+            continue
+        if k in regions:
+            stop = skip_to = regions[k]
+            live_out = {id(v) for e in program.eqns[k:stop] for v in e.outputs
+                        if id(v) in returned or last_use.get(id(v), -1) >= stop}
+            fn, ins, outs = fusion.region_kernel(program.eqns[k:stop], live_out, last_use,
+                                                 k, eng)
+            ns[f"f{k}"] = fn
+            for j, v in enumerate(outs):
+                names[id(v)] = f"v{k}_{j}"
+            eqn_at_line[len(lines) + 1] = k
+            lhs = "".join(f"v{k}_{j}, " for j in range(len(outs)))
+            lines.append(f"    {lhs}= f{k}({', '.join(names[id(v)] for v in ins)})")
+            gone = sorted({names[id(v)] for j in range(k, stop) for v in dead[j]
+                           if id(v) in names})
+            if gone:
+                lines.append(f"    del {', '.join(gone)}")
+            continue
+        fast = specialized(eqn, xp)
+        ns[f"f{k}"] = eqn.prim.impl if fast is None else fast
         call = "".join(", " + names[id(v)] for v in eqn.inputs)
-        if eqn.params:
+        if fast is not None:
+            call = call[2:]
+        elif eqn.params:
             ns[f"p{k}"] = eqn.params
             call += f", **_R(p{k}, D)" if contains_sym(eqn.params) else f", **p{k}"
         outs = []
@@ -59,7 +114,8 @@ def compile_program(program: Program):
         target = eqn.prim.unpack(outs)
         lhs = target if type(target) is str else ", ".join(target) + ","
         eqn_at_line[len(lines) + 1] = k
-        lines.append(f"    {lhs} = f{k}(xp{call})")
+        lines.append(f"    {lhs} = f{k}({call})" if fast is not None else
+                     f"    {lhs} = f{k}(xp{call})")
         for j, ax, sym in sites[k]:
             lines.append(f"    D[{sym}] = {outs[j]}.shape[{ax}]")
         gone = sorted({names[id(v)] for v in dead[k]})
@@ -70,15 +126,17 @@ def compile_program(program: Program):
     exec("\n".join(lines), ns)  # noqa: S102 - generated from our own IR
     run = ns["run"]
     run.eqn_at_line = eqn_at_line
+    run.eqns = program.eqns  # in the order compiled (fusion may reorder)
     return run
 
 
-def _looped(program: Program):
+def _looped(program: Program, xp=None):
     """``compile_program``'s ``run`` as a loop over the equations (for long programs)."""
     with gc_paused():  # hundreds of thousands of small acyclic objects
         dead = last_uses(program)
         sites = symbol_sites(program)
-        steps = [(eqn.prim.impl, tuple(map(id, eqn.inputs)), eqn.params,
+        steps = [(_with_xp(fast) if (fast := specialized(eqn, xp)) is not None else eqn.prim.impl,
+                  tuple(map(id, eqn.inputs)), {} if fast is not None else eqn.params,
                   bool(eqn.params) and contains_sym(eqn.params), tuple(map(id, eqn.outputs)),
                   eqn.prim.multiple_results, tuple(map(id, dead[k])), tuple(sites[k]))
                  for k, eqn in enumerate(program.eqns)]
@@ -106,7 +164,13 @@ def _looped(program: Program):
         return [None if o is None else env[o] for o in output_ids]
 
     run.eqn_at_line = None  # a loop: the failing equation is the frame's ``k``
+    run.eqns = program.eqns
     return run
+
+
+def _with_xp(fast):
+    """A specialised callable with ``impl``'s signature (the loop passes ``xp`` first)."""
+    return lambda xp, *args: fast(*args)
 
 
 def failing_eqn(run, program: Program, tb):
@@ -119,7 +183,7 @@ def failing_eqn(run, program: Program, tb):
                 k = tb.tb_frame.f_locals.get("k")
             else:
                 k = run.eqn_at_line.get(tb.tb_lineno)
-            return None if k is None else program.eqns[k]
+            return None if k is None else getattr(run, "eqns", program.eqns)[k]
         tb = tb.tb_next
     return None
 

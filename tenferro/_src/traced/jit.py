@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pickle
 import sys
 import threading
@@ -27,6 +28,7 @@ from ..core.tensor import Tensor
 from ..errors import GraphError, RetraceWarning, check_callable
 from ..ops._base import tensor_of
 from ..pytree import tree_flatten, tree_unflatten
+from .graph import Graph
 from .trace import trace_avals
 
 RETRACE_WARNING_AFTER = 32  # traces of one jitted function before it warns (once)
@@ -101,6 +103,11 @@ class Jitted:
     def lower(self, *args, **kwargs):
         """The graph a call with these arguments runs (tracing it if needed)."""
         return self._graph_for(args, kwargs)[0]
+
+    def save(self, path, *args, **kwargs) -> None:
+        """Write the graph a call with these example arguments runs to ``path`` (the graph
+        file format: ``tenferro.load`` runs it without the Python function)."""
+        self.lower(*args, **kwargs).save(path)
 
     # ------------------------------------------------------------------ internals
     def _graph_for(self, args, kwargs):
@@ -314,3 +321,25 @@ def jit(f=None, *, static_argnums=(), static_argnames=(), optimize: bool = True,
                                  cache_size=cache_size)
     check_callable("jit", f)
     return Jitted(f, static_argnums, static_argnames, optimize, cache_size)
+
+
+def save(f_or_graph, path, *example_args, **example_kwargs) -> None:
+    """Save a graph to ``path``: a ``Graph`` as it is, a jitted or plain function traced for
+    ``example_args`` (shapes and dtypes; their values do not matter). ``tenferro.load`` reads
+    it back and runs it without the Python code that built it."""
+    if not (isinstance(path, (str, bytes, os.PathLike)) or hasattr(path, "write")):
+        raise GraphError(f"tenferro.save: path must be a file name or an open binary file, got "
+                         f"{type(path).__name__}. Call it as tenferro.save(f, path, "
+                         f"*example_args) or tenferro.save(graph, path).")
+    if isinstance(f_or_graph, Graph):
+        if example_args or example_kwargs:
+            raise GraphError("tenferro.save: a Graph is saved as it is; example arguments are "
+                         "for a function (pass the function, or drop the arguments).")
+        f_or_graph.save(path)
+        return
+    if not callable(f_or_graph):
+        raise GraphError(f"tenferro.save: expected a Graph or a function, got "
+                        f"{type(f_or_graph).__name__}. Call it as tenferro.save(f, path, "
+                        f"*example_args) or tenferro.save(graph, path).")
+    jitted = f_or_graph if isinstance(f_or_graph, Jitted) else Jitted(f_or_graph)
+    jitted.save(path, *example_args, **example_kwargs)

@@ -28,7 +28,7 @@ from ..core.calls import (
     check_cotangents,
 )
 from ..core.dispatch import Trace, new_base, new_trace
-from ..core.source import user_frame, with_user_line
+from ..core.source import note_emitted, user_frame, with_user_line
 from ..core.tracer import Tracer
 from ..errors import ConcretizationError, GraphError, TenferroError
 from ..ir.program import Eqn, Program, Var
@@ -119,6 +119,7 @@ class StagingTrace(Trace):
     def _emit(self, prim, ins, params, avals) -> list:
         outs = [Var(a) for a in avals]
         src = user_frame() if self.record_source else None
+        note_emitted(src)
         self.eqns.append(Eqn(prim, ins, params, outs, src))
         for v in outs:
             self.producers[id(v)] = prim.name

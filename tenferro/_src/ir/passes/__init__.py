@@ -2,6 +2,7 @@
 
 * ``fold_shapes``: transpose∘transpose, reshape∘reshape and identity reshapes/transposes/casts;
 * ``const_fold``: evaluate equations whose inputs are all constants (bounded in size);
+* ``fold_seeds``: multiplications by a constant of ones (reverse mode's seeds) vanish;
 * ``cse``: common-subexpression elimination (not across remat barriers);
 * ``dce``: dead-code elimination;
 * ``liveness``: not a rewrite; the last use of every value, used by the executor to free
@@ -14,10 +15,11 @@ from ..program import Program
 from .const_fold import const_fold
 from .cse import cse
 from .dce import dce
+from .fold_seeds import fold_seeds
 from .fold_shapes import fold_shapes
 from .liveness import last_uses
 
-DEFAULT_PASSES = (fold_shapes, const_fold, cse, dce)
+DEFAULT_PASSES = (fold_shapes, const_fold, fold_seeds, cse, dce)
 
 
 def optimize(program: Program, passes=DEFAULT_PASSES) -> Program:
@@ -30,4 +32,4 @@ def optimize(program: Program, passes=DEFAULT_PASSES) -> Program:
             return program
 
 
-__all__ = ["const_fold", "cse", "dce", "fold_shapes", "last_uses", "optimize"]
+__all__ = ["const_fold", "cse", "dce", "fold_seeds", "fold_shapes", "last_uses", "optimize"]
