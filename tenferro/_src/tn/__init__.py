@@ -45,5 +45,5 @@ __all__ = [
     "VUMPSResult", "uniform_canonical", "vumps", "ctm_directional_lnz", "ctmrg_directional",
     "ctm_directional_gauge_fix", "DirectionalEnv", "ctm_directional_init",
     "ctm_directional_step", "rotate_cell", "bond_rdms", "random_unitcell_peps",
-    "tile_unitcell", "unitcell_double_layers", "unitcell_energy"
+    "tile_unitcell", "unitcell_double_layers", "unitcell_energy", "IPEPSResult", "optimize"
 ]
