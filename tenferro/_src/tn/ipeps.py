@@ -16,7 +16,7 @@ from ..errors import ShapeError
 from . import arguments as arg
 from .ctmrg_directional import ctmrg_directional
 from .ctmrg_moves import DirectionalEnv, _env_rule, _grid, _pattern_rule
-from .ipeps_optimize import IPEPSResult, _c4v_energy, run_lbfgs
+from .ipeps_optimize import IPEPSResult, _c4v_energy, run_lbfgs, saved_tensors
 from .mpo import heisenberg_bond
 
 __all__ = [
@@ -269,9 +269,7 @@ def optimize(tensors, chi, pattern=None, *, h=None, h_vertical=None, steps: int 
         if not os.path.exists(resume):
             raise ShapeError(f"{op}: resume={os.fspath(resume)!r} does not exist; give the "
                              "autosave= file of an earlier run (or resume=None).")
-        with np.load(resume, allow_pickle=False) as z:
-            n_saved = sum(1 for k in z.files if k.startswith("tensor_"))
-            init = [z[f"tensor_{i}"].copy() for i in range(n_saved)]
+        init = saved_tensors(resume)
         if tensors is None:
             tensors = init[0] if pattern is None else init
     if tensors is None:

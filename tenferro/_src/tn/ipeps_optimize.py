@@ -150,17 +150,30 @@ def _save(path: str, st: dict) -> None:
     os.replace(tmp, path)
 
 
-def _load(path: str, options: dict) -> dict:
-    op = "tn.ipeps.optimize"
+def _open(path) -> np.lib.npyio.NpzFile:
+    """The state file at ``path``, its format checked."""
+    op, path = "tn.ipeps.optimize", os.fspath(path)
     try:
         z = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as e:
         raise ShapeError(f"{op}: cannot read the state file {path!r} given as resume= "
                          f"({e}).") from None
-    with z:
-        if "format" not in z or str(z["format"]) != STATE_FORMAT:
-            raise ShapeError(f"{op}: {path!r} is not a state file of this optimiser (format "
-                             f"{STATE_FORMAT!r}); give resume= the autosave= file of a run.")
+    if not hasattr(z, "files") or "format" not in z.files or str(z["format"]) != STATE_FORMAT:
+        raise ShapeError(f"{op}: {path!r} is not a state file of this optimiser (format "
+                         f"{STATE_FORMAT!r}); give resume= the autosave= file of a run.")
+    return z
+
+
+def saved_tensors(path) -> list[np.ndarray]:
+    """The site tensors stored in the state file ``path``."""
+    with _open(path) as z:
+        return [z[f"tensor_{i}"].copy() for i in range(
+            sum(1 for k in z.files if k.startswith("tensor_")))]
+
+
+def _load(path: str, options: dict) -> dict:
+    op = "tn.ipeps.optimize"
+    with _open(path) as z:
         saved = json.loads(str(z["options"]))
         differ = sorted(k for k in saved if k in _FIXED_OPTIONS and saved[k] != options.get(k))
         if differ:
@@ -176,9 +189,7 @@ def _load(path: str, options: dict) -> dict:
             stage=int(z["stage"]), stage_step=int(z["stage_step"]),
             restarts=int(z["restarts"]), stuck=int(z["stuck"]), rng=rng,
             history={k[len("history_"):]: list(z[k]) for k in z.files
-                     if k.startswith("history_")},
-            tensors=[z[f"tensor_{i}"].copy() for i in range(
-                sum(1 for k in z.files if k.startswith("tensor_")))])
+                     if k.startswith("history_")})
 
 
 #: options a resumed run must share with the saved one (others, e.g. ``steps``, may change)
@@ -252,7 +263,7 @@ def run_lbfgs(start: list, energy: Callable, *, kind: str, pattern, chis: list,
             x, f, g = st["x"], st["f"], st["g"]
             if st["k"] == 0:
                 d = -g
-                t0 = min(1.0, 1.0 / float(np.sum(np.abs(g))))
+                t0 = min(1.0, 1.0 / max(float(np.sum(np.abs(g))), 1e-300))
             else:
                 d = _direction(g, st["S"], st["Y"], st["R"])
                 t0 = 1.0
