@@ -42,7 +42,7 @@ class IPEPSResult:
     """What ``optimize`` returns. ``tensors``: the optimised site tensors (one C4v tensor, or
     the cell's distinct tensors), not normalised; ``energy``: the energy per site at the last
     chi of the schedule; ``grad``: the 2-norm of its gradient; ``steps``: L-BFGS steps run in
-    total (over every session of a resumed run); ``chi``: the chi of the last step;
+    total (those before a resume included); ``chi``: the chi of the last step;
     ``converged``: ``|grad| <= gtol`` at the end; ``restarts``: noise restarts used;
     ``message``: why the loop ended; ``history``: per step ``energy``, ``grad``,
     ``ctm_iters``, ``chi`` (NumPy arrays, step 0 the starting point)."""
