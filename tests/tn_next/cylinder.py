@@ -43,45 +43,71 @@ def apply_row(v: np.ndarray, sites: list) -> np.ndarray:
     return np.einsum("adab->d", X)
 
 
-def cylinder_energy(A: np.ndarray, L: int, h: np.ndarray, h_vertical: np.ndarray | None = None,
-                    k: int = 3) -> dict:
-    """Energy per site of the single-site iPEPS A[s, u, l, d, r] on the infinite cylinder of
-    circumference L: ``{"E", "E_h", "E_v", "ratio"}`` with ratio = |lambda_2/lambda_1| of
-    the row transfer matrix (k eigenvalues computed). ``h[s1, s2, s1', s2']`` on horizontal
-    bonds (s1 left), ``h_vertical`` (default h) on vertical ones (s1 upper)."""
+def _pieces(hh):
+    """h[s1, s2, s1', s2'] as sum_k o1_k[s1, s1'] (x) o2_k[s2, s2'] (an SVD)."""
+    p = hh.shape[0]
+    U, S, Vh = np.linalg.svd(hh.transpose(0, 2, 1, 3).reshape(p * p, p * p))
+    return [(U[:, i].reshape(p, p) * S[i], Vh[i].reshape(p, p)) for i in range(len(S))
+            if S[i] > 1e-14 * S[0]]
+
+
+def cylinder_energy(tensors, pattern, L: int, h: np.ndarray,
+                    h_vertical: np.ndarray | None = None, k: int = 3) -> dict:
+    """Energy per site of the unit-cell iPEPS (``tensors``, ``pattern[y][x]`` as
+    ``tenferro.tn.ipeps``) on the infinite cylinder of circumference L (a multiple of the
+    cell's width): ``{"E", "bonds", "ratio", "eigenvalues"}``, ratio = |lambda_2/lambda_1|
+    of the transfer matrix of one cell's rows (k eigenvalues computed). ``h[s1, s2, s1',
+    s2']`` on horizontal bonds (s1 left), ``h_vertical`` (default h) on vertical ones (s1
+    upper). Exact for the cylinder; no truncation anywhere."""
     hv = h if h_vertical is None else h_vertical
-    a = double_layer(A)
-    n = a.shape[0] ** L
-    Et = LinearOperator((n, n), matvec=lambda v: apply_row(v, [a] * L), dtype=a.dtype)
-    # the transpose (rows applied from below): the row turned upside down
-    at = a.transpose(2, 1, 0, 3)
-    Eb = LinearOperator((n, n), matvec=lambda v: apply_row(v, [at] * L), dtype=a.dtype)
-    kk = min(k, n - 2)
-    wt, vt = eigs(Et, k=kk, which="LM", tol=1e-13)
+    tensors = [np.asarray(t) for t in tensors]
+    ly, lx = len(pattern), len(pattern[0])
+    if L % lx:
+        raise ValueError(f"cylinder_energy: L={L} is not a multiple of the cell width {lx}")
+    plain = [double_layer(t) for t in tensors]
+
+    def row(y, ops=()):
+        sites = [plain[pattern[y % ly][x % lx]] for x in range(L)]
+        for x, o in ops:
+            sites[x] = double_layer(tensors[pattern[y % ly][x % lx]], o)
+        return sites
+
+    def apply_rows(v, rows):
+        for r in rows:
+            v = apply_row(v, r)
+        return v
+
+    def apply_rows_t(v, rows):  # the transpose: rows from below, each turned upside down
+        for r in reversed(rows):
+            v = apply_row(v, [a.transpose(2, 1, 0, 3) for a in r])
+        return v
+
+    cell = [row(y) for y in range(ly)]
+    n = plain[0].shape[0] ** L
+    Et = LinearOperator((n, n), matvec=lambda v: apply_rows(v, cell), dtype=plain[0].dtype)
+    Eb = LinearOperator((n, n), matvec=lambda v: apply_rows_t(v, cell), dtype=plain[0].dtype)
+    wt, vt = eigs(Et, k=min(k, n - 2), which="LM", tol=1e-13)
     order = np.argsort(-np.abs(wt))
     wt, vt = wt[order], vt[:, order]
-    wb, vb = eigs(Eb, k=1, which="LM", tol=1e-13)
-    top, bottom, lam = vt[:, 0], vb[:, 0], wt[0]
-    norm = bottom @ apply_row(top, [a] * L)
-
-    def pieces(hh):
-        M = hh.transpose(0, 2, 1, 3).reshape(hh.shape[0] ** 2, -1)  # [(s1 s1'), (s2 s2')]
-        U, S, Vh = np.linalg.svd(M)
-        p = hh.shape[0]
-        return [(U[:, i].reshape(p, p) * S[i], Vh[i].reshape(p, p)) for i in range(len(S))
-                if S[i] > 1e-14 * S[0]]
-
-    def op(o):  # <s|o|s'> with h's convention h[s1, s2, s1', s2'] = <s1 s2|h|s1' s2'>
-        return o
-
-    e_h = 0.0
-    for o1, o2 in pieces(h):
-        row = [double_layer(A, op(o1)), double_layer(A, op(o2))] + [a] * (L - 2)
-        e_h += bottom @ apply_row(top, row) / norm
-    e_v = 0.0
-    for o1, o2 in pieces(hv):
-        mid = apply_row(top, [double_layer(A, op(o1))] + [a] * (L - 1))
-        e_v += bottom @ apply_row(mid, [double_layer(A, op(o2))] + [a] * (L - 1)) / (norm * lam)
+    _, vb = eigs(Eb, k=1, which="LM", tol=1e-13)
+    top, bottom = vt[:, 0], vb[:, 0]
+    two = [row(y) for y in range(2 * ly)]  # two cells: room for every vertical bond
+    norm = bottom @ apply_rows(top, two)
+    bonds = {}
+    for y in range(ly):
+        for x in range(lx):
+            eh = 0.0
+            for o1, o2 in _pieces(h):
+                rows = list(two)
+                rows[y] = row(y, [(x, o1), ((x + 1) % L, o2)])
+                eh += bottom @ apply_rows(top, rows) / norm
+            ev = 0.0
+            for o1, o2 in _pieces(hv):
+                rows = list(two)
+                rows[y] = row(y, [(x, o1)])
+                rows[y + 1] = row(y + 1, [(x, o2)])
+                ev += bottom @ apply_rows(top, rows) / norm
+            bonds[("h", x, y)], bonds[("v", x, y)] = complex(eh), complex(ev)
+    E = sum(bonds.values()) / (lx * ly)
     ratio = abs(wt[1] / wt[0]) if len(wt) > 1 else 0.0
-    return dict(E=float(np.real(e_h + e_v)), E_h=complex(e_h), E_v=complex(e_v),
-                ratio=float(ratio), eigenvalues=wt / wt[0])
+    return dict(E=float(np.real(E)), bonds=bonds, ratio=float(ratio), eigenvalues=wt / wt[0])
