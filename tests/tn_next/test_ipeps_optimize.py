@@ -82,6 +82,7 @@ def test_c4v_resume_is_bit_identical(tmp_path):
     assert part.steps == 2 and part.message == "stopped by the callback"
     rest = run_c4v(None, resume=path)
     same_run(full, rest)
+    assert full.message == "ran all steps"  # the first stage's end is not the run's
     assert list(full.history["chi"]) == [6, 6, 6, 6, 8, 8, 8]
     # descent: every accepted step lowers the energy at its chi
     e, c = full.history["energy"], full.history["chi"]

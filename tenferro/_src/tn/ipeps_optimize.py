@@ -143,7 +143,7 @@ def _save(path: str, st: dict) -> None:
              lbfgs_rho=np.array(st["R"], dtype=np.float64), lbfgs_k=np.int64(st["k"]),
              step=np.int64(st["step"]), stage=np.int64(st["stage"]),
              stage_step=np.int64(st["stage_step"]), restarts=np.int64(st["restarts"]),
-             stuck=np.int64(st["stuck"]),
+             stuck=np.int64(st["stuck"]), why=np.array(st["why"]),
              rng_state=np.array(json.dumps(st["rng"].bit_generator.state)),
              **{f"tensor_{i}": a for i, a in enumerate(_from_flat(st["x"], st["layout"]))},
              **{f"history_{k}": np.asarray(v) for k, v in st["history"].items()})
@@ -187,7 +187,7 @@ def _load(path: str, options: dict) -> dict:
             S=list(z["lbfgs_s"].copy()), Y=list(z["lbfgs_y"].copy()),
             R=[float(r) for r in z["lbfgs_rho"]], k=int(z["lbfgs_k"]), step=int(z["step"]),
             stage=int(z["stage"]), stage_step=int(z["stage_step"]),
-            restarts=int(z["restarts"]), stuck=int(z["stuck"]), rng=rng,
+            restarts=int(z["restarts"]), stuck=int(z["stuck"]), why=str(z["why"]), rng=rng,
             history={k[len("history_"):]: list(z[k]) for k in z.files
                      if k.startswith("history_")})
 
@@ -239,22 +239,22 @@ def run_lbfgs(start: list, energy: Callable, *, kind: str, pattern, chis: list,
         x0 = _to_flat(start)
         f0, g0, info0 = evaluate(x0, chis[0])
         st = dict(x=x0, f=f0, g=g0, S=[], Y=[], R=[], k=0, step=0, stage=0, stage_step=0,
-                  restarts=0, stuck=0, rng=np.random.default_rng(seed),
+                  restarts=0, stuck=0, why="", rng=np.random.default_rng(seed),
                   history=dict(energy=[f0], grad=[float(np.linalg.norm(g0))],
                                ctm_iters=[info0[0]], chi=[chis[0]]))
     st["options"], st["layout"] = options, layout
-    message = "ran all steps"
+    stop = False
 
     def stage_done() -> bool:
         return st["stage"] >= len(chis)
 
-    def next_stage(why: str) -> str:
+    def next_stage(why: str) -> None:
+        st["why"] = why  # why the last stage ended (the run's message once all have)
         st["stage"] += 1
         st["stage_step"] = 0
         st.update(S=[], Y=[], R=[], k=0, stuck=0)
         if not stage_done():  # the energy at the new chi
             st["f"], st["g"], _ = evaluate(st["x"], chis[st["stage"]])
-        return why
 
     with Progress("iPEPS L-BFGS", steps, progress, monitor="grad", tol=gtol,
                   unit="step") as prog:
@@ -334,7 +334,7 @@ def run_lbfgs(start: list, energy: Callable, *, kind: str, pattern, chis: list,
             elif stage_steps is not None and st["stage_step"] >= stage_steps[st["stage"]]:
                 why = "chi_steps reached"
             if why is not None:
-                message = next_stage(why)
+                next_stage(why)
             stop = False
             if callback is not None:
                 stop = bool(callback({**record, "tensors": _from_flat(st["x"], layout)}))
@@ -342,10 +342,11 @@ def run_lbfgs(start: list, energy: Callable, *, kind: str, pattern, chis: list,
                                          or stage_done() or st["step"] >= steps):
                 _save(os.fspath(autosave), st)
             if stop:
-                message = "stopped by the callback"
                 break
     if autosave is not None and st["step"] == 0:
         _save(os.fspath(autosave), st)
+    message = ("stopped by the callback" if stop else st["why"] if stage_done()
+               else "ran all steps")
     hist = {k: np.asarray(v) for k, v in st["history"].items()}
     out = [ops.tensor(a, dtype=d) for a, d in zip(_from_flat(st["x"], layout), dtypes)]
     last_chi = chis[min(st["stage"], len(chis) - 1)]
