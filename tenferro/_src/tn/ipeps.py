@@ -227,7 +227,8 @@ def optimize(tensors, chi, pattern=None, *, h=None, h_vertical=None, steps: int 
     With a ``pattern``: ``tensors`` is the list of the cell's distinct tensors (real or
     complex), the energy ``tenferro.tn.unitcell_energy`` (``h``, ``h_vertical``: default the
     plain S.S) through the directional CTMRG. ``ctmrg_options`` go to the CTMRG (default
-    ``checkpoint=True, tol=1e-10, max_iter=100``, no progress lines of its own).
+    ``checkpoint=True`` (unless ``implicit=True``), ``tol=1e-10, max_iter=100``, no
+    progress lines of its own).
 
     ``chi``: an int, or a schedule of increasing chis: each stage runs until ``|grad| <=
     gtol``, until it stalls (see below), or for ``chi_steps[i]`` steps, then the next chi
@@ -262,7 +263,7 @@ def optimize(tensors, chi, pattern=None, *, h=None, h_vertical=None, steps: int 
     if stage_steps is not None and len(stage_steps) != len(chis):
         raise ShapeError(f"{op}: chi_steps has {len(stage_steps)} entries for a chi schedule "
                          f"of {len(chis)}; give one per chi (or one int for all).")
-    opts = dict(checkpoint=True, tol=1e-10, max_iter=100)
+    opts = dict(checkpoint=not ctmrg_options.get("implicit", False), tol=1e-10, max_iter=100)
     opts.update(ctmrg_options)
     opts.setdefault("progress", False)
     if resume is not None:
