@@ -26,6 +26,11 @@ Run:  python examples/ipeps_unitcell.py                 (D=2, chi=8, 2 tensors, 
                         core, 205 s measured on a 2-core machine at load average 7)
       python examples/ipeps_unitcell.py --pattern four --chi 12 --iters 300
       python examples/ipeps_unitcell.py --implicit --chi 12
+      python examples/ipeps_unitcell.py --optimizer tenferro --chi 8,12 --iters 150 \
+          --autosave run.npz               (tenferro.tn.ipeps.optimize: chi schedule, state
+                                            file every 10 steps; after a kill, the same
+                                            command with --resume run.npz continues it bit
+                                            for bit)
 """
 
 from __future__ import annotations
@@ -141,13 +146,35 @@ def optimise(pattern, D=2, chi=8, iters=100, seed=0, noise=0.3, ctm_max_iter=100
     return out, history, time.perf_counter() - t0
 
 
+def optimise_tenferro(pattern, D=2, chis=(8,), iters=100, seed=0, noise=0.3,
+                      ctm_max_iter=100, ctm_tol=1e-10, implicit=False, gtol=1e-7,
+                      autosave=None, resume=None, stage=40):
+    """The same optimisation with ``tenferro.tn.ipeps.optimize`` (its own L-BFGS with a
+    strong-Wolfe search, chi schedule ``chis`` with stages of at most ``stage`` steps before
+    the last, progress lines, ``autosave``/``resume`` state files); returns (tensors as
+    NumPy, history, seconds) like ``optimise``."""
+    t0 = time.perf_counter()
+    start = None if resume else [tf.tensor(a) for a in neel_cell(pattern, D, noise, seed)]
+    opts = dict(implicit=True) if implicit else dict(checkpoint=True)
+    chi_steps = None if len(chis) == 1 else [stage] * (len(chis) - 1) + [10**9]
+    res = ipeps.optimize(start, list(chis), pattern, steps=iters, gtol=gtol,
+                         chi_steps=chi_steps, autosave=autosave, resume=resume, progress=True,
+                         max_iter=ctm_max_iter, tol=ctm_tol, **opts)
+    print(f"stopped: {res.message}")
+    history = [dict(iter=i, e=float(e)) for i, e in enumerate(res.history["energy"])]
+    out = [np.asarray(t) / np.linalg.norm(np.asarray(t)) for t in res.tensors]
+    return out, history, time.perf_counter() - t0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--pattern", choices=sorted(PATTERNS), default="checker",
                    help="2x2 cell: checker (2 tensors, default) or four (4 tensors)")
     p.add_argument("--D", type=int, default=2, help="iPEPS bond dimension (default 2)")
-    p.add_argument("--chi", type=int, default=8, help="CTMRG bond dimension (default 8)")
+    p.add_argument("--chi", default="8",
+                   help="CTMRG bond dimension (default 8); with --optimizer tenferro a "
+                        "schedule such as 8,12")
     p.add_argument("--iters", type=int, default=60, help="max L-BFGS iterations (default 60)")
     p.add_argument("--seed", type=int, default=0,
                    help="random seed of the initial noise (default 0)")
@@ -164,6 +191,12 @@ def parser() -> argparse.ArgumentParser:
                         "single-site C4v ansatz): reaches the C4v optimum")
     p.add_argument("--eval-chi", type=int, default=None,
                    help="chi of the final evaluation (default 1.5 chi)")
+    p.add_argument("--optimizer", choices=["scipy", "tenferro"], default="scipy",
+                   help="scipy's L-BFGS-B (default) or tenferro.tn.ipeps.optimize")
+    p.add_argument("--autosave", default=None,
+                   help="(--optimizer tenferro) state file written every 10 steps")
+    p.add_argument("--resume", default=None,
+                   help="(--optimizer tenferro) continue the run saved in this state file")
     p.add_argument("--save", default=None,
                    help="write the current tensors to this .npz file after every iteration")
     p.add_argument("--plot", default="ipeps_unitcell.png",
@@ -180,10 +213,25 @@ def main(argv=None):
     grad = "implicit fixed-point" if args.implicit else "checkpointed unrolled"
     print(f"2D Heisenberg antiferromagnet: 2x2 unit-cell iPEPS ({args.pattern}), D={args.D}, "
           f"directional CTMRG chi={args.chi}, L-BFGS on {grad} AD gradients\n")
-    tensors, hist, secs = optimise(pattern, args.D, args.chi, args.iters, args.seed,
-                                   args.noise, ctm_max_iter=args.ctm_max_iter,
-                                   ctm_tol=args.ctm_tol, implicit=args.implicit,
-                                   c4v=args.c4v, save=args.save)
+    chis = [int(c) for c in str(args.chi).split(",")]
+    if args.optimizer == "tenferro":
+        if args.c4v:
+            print("--c4v is not combined with --optimizer tenferro (use tenferro.tn.ipeps."
+                  "optimize(A, chi) for the single-site C4v ansatz)", file=sys.stderr)
+            return 2
+        tensors, hist, secs = optimise_tenferro(
+            pattern, args.D, chis, args.iters, args.seed, args.noise,
+            ctm_max_iter=args.ctm_max_iter, ctm_tol=args.ctm_tol, implicit=args.implicit,
+            autosave=args.autosave, resume=args.resume)
+    else:
+        if len(chis) != 1:
+            print("a chi schedule needs --optimizer tenferro", file=sys.stderr)
+            return 2
+        tensors, hist, secs = optimise(pattern, args.D, chis[0], args.iters, args.seed,
+                                       args.noise, ctm_max_iter=args.ctm_max_iter,
+                                       ctm_tol=args.ctm_tol, implicit=args.implicit,
+                                       c4v=args.c4v, save=args.save)
+    args.chi = chis[-1]
     print(f"\noptimisation: {len(hist) - 1} L-BFGS iterations, {secs:.1f} s")
     chi_eval = args.eval_chi or int(1.5 * args.chi)
     e = ipeps.unitcell_energy([tf.tensor(t) for t in tensors], pattern, chi_eval, tol=1e-12,

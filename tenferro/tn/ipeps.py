@@ -20,6 +20,11 @@ the left half of the lattice turned by 180 degrees; a vertical pair is a horizon
 the lattice turned by 90 degrees counterclockwise (the environment is only relabelled, not
 recomputed). Each rho is normalised by its trace, so the scale of the
 tensors and of the environment never matters. Cost per bond O(chi^3 D^4 + chi^2 D^8 p).
+
+Optimisation: ``optimize`` (L-BFGS with a strong-Wolfe line search on AD gradients, for the
+C4v single-site ansatz or any cell; chi schedules, noise restarts, progress lines, a
+``callback``, and ``autosave``/``resume`` state files that continue a run bit for bit; see
+design/ipeps-general.md).
 """
 
 from tenferro._src.tn.ipeps import *  # noqa: F403

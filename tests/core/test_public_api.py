@@ -383,7 +383,7 @@ TN_UNITCELL = {
     "ctm_directional_lnz", "ctm_directional_step", "ctmrg_directional", "rotate_cell",
     # tenferro.tn.ipeps
     "bond_rdms", "random_unitcell_peps", "tile_unitcell", "unitcell_double_layers",
-    "unitcell_energy",
+    "unitcell_energy", "IPEPSResult", "optimize",
 }
 
 

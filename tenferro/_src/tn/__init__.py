@@ -28,7 +28,7 @@ from .vumps import *  # noqa: F403
 __all__ = [
     "exact", "exact_dynamics", "ipeps", "mpo", "mps", "observables", "peps", "variational",
     "ctmrg", "dmrg", "hotrg", "trg", "tdvp", "tebd", "vumps", "ctmrg_directional", "BETA_C",
-    "CTMEnv", "D2_REFERENCE_ENERGY", "DMRGResult", "DirectionalEnv",
+    "CTMEnv", "D2_REFERENCE_ENERGY", "DMRGResult", "DirectionalEnv", "IPEPSResult",
     "J1J2_D2_REFERENCE_ENERGY", "J1J2_D3_REFERENCE_ENERGY", "Progress", "QMC_ENERGY",
     "TDVPResult", "TEBDResult", "VUMPSResult", "VariationalResult", "bond_dimensions",
     "bond_energy", "bond_rdms", "channel_transfer_operator", "corner_spectrum",
@@ -40,10 +40,11 @@ __all__ = [
     "heisenberg_mpo", "hotrg_step", "ising_tensor", "j1j2_energy", "left_canonicalize",
     "max_bond_dimensions", "mixed_canonicalize", "mpo_expectation", "mpo_from_terms",
     "mpo_to_dense", "mpo_variance", "mps_energy", "mps_norm", "mps_overlap", "mps_to_dense",
-    "multiplet_rank", "neel_peps", "one_site_rdm", "product_mps", "random_c4v_peps",
-    "random_mps", "random_unitcell_peps", "right_canonicalize", "rotate_cell", "set_progress",
-    "spin_operators", "staggered_magnetization", "structure_factor", "symmetrize_c4v",
-    "tfim_bond", "tfim_bond_terms", "tfim_mpo", "tile_unitcell", "trg_step", "two_site_rdm",
-    "two_site_update", "uniform_canonical", "uniform_correlations", "uniform_structure_factor",
-    "unitcell_double_layers", "unitcell_energy", "variational_ground_state"
+    "multiplet_rank", "neel_peps", "one_site_rdm", "optimize", "product_mps",
+    "random_c4v_peps", "random_mps", "random_unitcell_peps", "right_canonicalize",
+    "rotate_cell", "set_progress", "spin_operators", "staggered_magnetization",
+    "structure_factor", "symmetrize_c4v", "tfim_bond", "tfim_bond_terms", "tfim_mpo",
+    "tile_unitcell", "trg_step", "two_site_rdm", "two_site_update", "uniform_canonical",
+    "uniform_correlations", "uniform_structure_factor", "unitcell_double_layers",
+    "unitcell_energy", "variational_ground_state"
 ]

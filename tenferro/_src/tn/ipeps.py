@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+
 import numpy as np
 
 from chainrules.dtypes import float64
@@ -13,10 +16,13 @@ from ..errors import ShapeError
 from . import arguments as arg
 from .ctmrg_directional import ctmrg_directional
 from .ctmrg_moves import DirectionalEnv, _env_rule, _grid, _pattern_rule
+from .ipeps_optimize import IPEPSResult, _c4v_energy, run_lbfgs, saved_tensors
 from .mpo import heisenberg_bond
 
 __all__ = [
+    "IPEPSResult",
     "bond_rdms",
+    "optimize",
     "random_unitcell_peps",
     "tile_unitcell",
     "unitcell_double_layers",
@@ -191,3 +197,109 @@ def random_unitcell_peps(D: int, n: int, *, phys: int = 2, seed: int | None = No
             r = r + 1j * rng.standard_normal(shape)
         out.append(ops.tensor(r, dtype=dtype))
     return out
+
+
+# ---------------------------------------------------------------------------- optimize
+def _cell_energy(pattern, h, hv, opts):
+    def energy(chi, *tensors):
+        return unitcell_energy(list(tensors), pattern, chi, h=h, h_vertical=hv,
+                               return_env=True, **opts)
+
+    return energy
+
+
+@arg.checked(steps=arg.COUNT, gtol=arg.TOL, ftol=arg.TOL, history_size=arg.SIZE,
+             restarts=arg.COUNT, restart_noise=arg.TOL, seed=arg.SEED,
+             autosave_every=arg.SIZE, callback=arg.FUNCTION, h=arg.OPTIONAL_TENSOR,
+             h_vertical=arg.OPTIONAL_TENSOR)
+def optimize(tensors, chi, pattern=None, *, h=None, h_vertical=None, steps: int = 100,
+             gtol: float = 1e-6, ftol: float = 0.0, history_size: int = 20,
+             chi_steps=None, restarts: int = 0, restart_noise: float = 1e-2, seed=None,
+             autosave: str | os.PathLike | None = None, autosave_every: int = 10,
+             resume: str | os.PathLike | None = None,
+             callback: Callable[[dict], object] | None = None, progress=None,
+             **ctmrg_options) -> IPEPSResult:
+    """Minimise the energy per site of an iPEPS by L-BFGS on AD gradients through CTMRG.
+
+    ``pattern=None``: ``tensors`` is one C4v tensor ``A[s, u, l, d, r]`` (real; the energy is
+    that of ``symmetrize_c4v(A)``, sublattice-rotated frame, ``h`` default the rotated
+    Heisenberg bond, as ``tenferro.tn.heisenberg_energy``), contracted by ``tenferro.tn.ctmrg``.
+    With a ``pattern``: ``tensors`` is the list of the cell's distinct tensors (real or
+    complex), the energy ``tenferro.tn.unitcell_energy`` (``h``, ``h_vertical``: default the
+    plain S.S) through the directional CTMRG. ``ctmrg_options`` go to the CTMRG (default
+    ``checkpoint=True`` (unless ``implicit=True``), ``tol=1e-10, max_iter=100``, no
+    progress lines of its own).
+
+    ``chi``: an int, or a schedule of increasing chis: each stage runs until ``|grad| <=
+    gtol``, until it stalls (see below), or for ``chi_steps[i]`` steps, then the next chi
+    starts with a fresh L-BFGS history. The run ends after ``steps`` steps in total, or when
+    the last stage ends. A line search that does not lower the energy first drops the
+    curvature history; if steepest descent fails too, the stage is *stuck*: with
+    ``restarts`` left, ``restart_noise`` x (the rms entry) x normal noise is added to the
+    tensors (``seed``) and L-BFGS starts afresh, else the stage ends. ``ftol > 0`` also ends
+    a stage when a step lowers the energy by less than ``ftol * |E|``.
+
+    Each step prints a progress line (``progress``: None = ``tenferro.tn.set_progress``'s
+    setting, True, False): energy (all digits), dE, |grad| (2-norm), ``ctm_iters`` (CTMRG
+    iterations at the accepted point), ``ctm_tail`` (largest smallest-kept normalised corner
+    singular value: what chi truncates), ``evals`` (energies of the line search), chi and
+    the time per step. ``callback(record)`` gets the same record plus ``"tensors"`` (NumPy
+    copies); a true return value stops the run after that step (as a kill would, the state
+    file is written first when ``autosave`` is set).
+
+    ``autosave=path`` writes the state every ``autosave_every`` steps and at the end, to
+    ``path`` (a NumPy ``.npz``, written atomically; format in design/ipeps-general.md): the
+    tensors, the point, energy and gradient, the L-BFGS pairs, the step counts, the
+    schedule position, the restart count and the RNG state. ``resume=path`` continues from
+    such a file (``tensors`` may then be None); with the same settings the resumed run
+    repeats the uninterrupted run bit for bit (``steps`` may be raised to run on).
+    """
+    op = "tn.ipeps.optimize"
+    chis = [arg.size(op, "chi", chi)] if not isinstance(chi, (list, tuple)) else \
+        arg.size_list(op, "chi", chi)
+    stage_steps = None if chi_steps is None else [
+        arg.size(op, f"chi_steps[{i}]", c) for i, c in enumerate(
+            chi_steps if isinstance(chi_steps, (list, tuple)) else [chi_steps] * len(chis))]
+    if stage_steps is not None and len(stage_steps) != len(chis):
+        raise ShapeError(f"{op}: chi_steps has {len(stage_steps)} entries for a chi schedule "
+                         f"of {len(chis)}; give one per chi (or one int for all).")
+    opts = dict(checkpoint=not ctmrg_options.get("implicit", False), tol=1e-10, max_iter=100)
+    opts.update(ctmrg_options)
+    opts.setdefault("progress", False)
+    if resume is not None:
+        if not os.path.exists(resume):
+            raise ShapeError(f"{op}: resume={os.fspath(resume)!r} does not exist; give the "
+                             "autosave= file of an earlier run (or resume=None).")
+        init = saved_tensors(resume)
+        if tensors is None:
+            tensors = init[0] if pattern is None else init
+    if tensors is None:
+        raise ShapeError(f"{op}: tensors is None; give the starting tensor(s), or resume= a "
+                         "state file.")
+    if pattern is None:
+        A = arg.tensor(op, "tensors", tensors[0] if isinstance(tensors, (list, tuple))
+                       and len(tensors) == 1 else tensors, legs="A[s, u, l, d, r]")
+        if np.dtype(A.dtype).kind == "c":
+            raise ShapeError(f"{op}: the C4v path (pattern=None) is real (tenferro.tn.ctmrg "
+                             f"needs a real site tensor); got {A.dtype}. Give a pattern "
+                             "(e.g. [[0]]) for complex tensors.")
+        start = [np.asarray(A, dtype=np.float64)]
+        energy = _c4v_energy(h, opts)
+        kind, pat = "c4v", None
+    else:
+        g_ = _grid(pattern)
+        pat = [list(map(int, r)) for r in g_]
+        ts = arg.tensor_list(op, "tensors", tensors, legs="A[s, u, l, d, r]")
+        n = max(max(r) for r in pat) + 1
+        if len(ts) != n:
+            raise ShapeError(f"{op}: pattern {pat} uses {n} distinct tensors, got {len(ts)}.")
+        start = [np.asarray(t) if np.dtype(t.dtype).kind in "fc" else
+                 np.asarray(t, dtype=np.float64) for t in ts]
+        energy = _cell_energy(pat, h, h_vertical, opts)
+        kind = "cell"
+    return run_lbfgs(start, energy, kind=kind, pattern=pat, chis=chis, stage_steps=stage_steps,
+                     ctmrg_options=opts, steps=steps, gtol=gtol, ftol=ftol,
+                     history_size=history_size, restarts=restarts,
+                     restart_noise=restart_noise, seed=seed, autosave=autosave,
+                     autosave_every=autosave_every, resume=resume, callback=callback,
+                     progress=progress)
