@@ -167,6 +167,20 @@ def test_quimb_runs_on_tenferro_tensors_through_autoray():
     minus[1] -= h_ * d
     fd = (float(np.real(energy(*plus))) - float(np.real(energy(*minus)))) / (2 * h_)
     assert abs(np.sum(g * d) - fd) < 1e-7 * max(1.0, abs(fd))
+    # and equal to JAX's gradient of the same quimb code (x64), when JAX is installed
+    jax = pytest.importorskip("jax", reason=skips.JAX)
+    jax.config.update("jax_enable_x64", True)
+
+    def energy_jax(*arrs):
+        m = mps.copy()
+        for t, a in zip(m, arrs):
+            t.modify(data=a)
+        H = mpo.copy()
+        H.apply_to_arrays(jax.numpy.asarray)
+        return jax.numpy.real(qtn.expec_TN_1D(m.H, H, m) / (m.H @ m))
+
+    gj = np.asarray(jax.grad(energy_jax, argnums=1)(*map(jax.numpy.asarray, arrays)))
+    np.testing.assert_allclose(g, gj, rtol=1e-10, atol=1e-13)
 
 
 @pytest.mark.numpy_only  # a fresh process on the default backend
