@@ -518,9 +518,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
             and eps.__class__ is float and weight is None and bias is None):
         # the common eager call (real input, no affine part): the same primitive, without
         # the general argument handling below (~1.5 us a call)
-        shape = input._value.shape
+        v = input._value
+        shape = v.shape
         k = len(normalized_shape)
-        if (input._value.dtype.kind == "f" and 0 < k <= len(shape) < len(_TRAILING)
+        if (type(v) is np.ndarray and v.dtype.kind == "f" and 0 < k <= len(shape) < len(_TRAILING)
                 and shape[len(shape) - k:] == normalized_shape):
             return bind(P.layer_norm_p, input, axes=_TRAILING[len(shape)][k], eps=eps)[0]
     x = _float(input)
