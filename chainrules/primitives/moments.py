@@ -283,8 +283,9 @@ def _layer_norm_tangent_impl(xp, r, y, t, *, axes):
         syt = _np_sum(u, axis=ax, keepdims=True)
         np.multiply(y, syt, out=u)
         np.add(u, st, out=u)
-        np.multiply(u, np.divide(r, n), out=u)
-        return np.subtract(np.multiply(r, t), u, out=u)
+        np.divide(u, n, out=u)
+        np.subtract(t, u, out=u)
+        return np.multiply(u, r, out=u)  # r (t - (st + y syt) / n): one broadcast fewer
     st = xp.sum(t, axis=axes, keepdims=True)
     syt = xp.sum(y * t, axis=axes, keepdims=True)
     return r * t - (r / n) * (st + y * syt)
