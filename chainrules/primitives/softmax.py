@@ -94,7 +94,7 @@ except ImportError:  # pragma: no cover - NumPy < 2 or a future layout
         np.minimum(m, hi, out=out)
         return np.maximum(out, lo, out=out)
 
-_NP_BIG: dict = {}  # NumPy dtype -> its largest finite value
+_NP_BIG = BoundedCache("softmax shift bounds (NumPy)", 16)  # NumPy dtype -> largest finite
 
 
 def _np_shift(x, axis):
@@ -102,7 +102,7 @@ def _np_shift(x, axis):
     m = _np_max(x, axis=axis, keepdims=True)
     big = _NP_BIG.get(x.dtype)
     if big is None:
-        big = _NP_BIG[x.dtype] = float(np.finfo(x.dtype).max)
+        big = _NP_BIG.put(x.dtype, float(np.finfo(x.dtype).max))
     return _np_clip(m, -big, big, out=m)
 
 
