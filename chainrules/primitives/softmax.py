@@ -14,8 +14,6 @@ than given a guessed meaning.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..caches import BoundedCache
@@ -77,9 +75,10 @@ def _shift(xp, x, axes):
 # NumPy fast paths. On small operands each NumPy call costs ~0.3-1 us, which is what these
 # primitives spend: the fast paths below (taken for plain ndarrays; other namespaces use the
 # portable code) pass one axis as an int (cheaper in ufunc.reduce than a tuple), work in place
-# in freshly allocated temporaries, and check the rare non-finite cases once per call
+# in freshly allocated temporaries, and check for the rare non-finite cases once per call
 # instead of masking every element, with the same results.
 _np_max = np.maximum.reduce
+_np_min = np.minimum.reduce
 _np_sum = np.add.reduce
 
 
@@ -368,10 +367,11 @@ def _log_softmax_weights(xp, x, y):
 @log_softmax_tangent_p.def_impl
 def _log_softmax_tangent_impl(xp, x, y, t, *, axes, transpose):
     if type(x) is np.ndarray and type(y) is np.ndarray and type(t) is np.ndarray:
-        w = np.exp(y)
-        # exp(y) is already 0 where x = -inf unless y is nan there (all -inf rows, nan or
-        # +inf entries elsewhere in the row): one sum finds any nan, then the mask is applied
-        if math.isnan(_np_sum(w, axis=None)):
+        # the mask (weight 0 where x = -inf) changes nothing unless x holds a -inf: its
+        # minimum says (nan too, if there is one: then the mask is applied anyway; no warning)
+        if _np_min(x, axis=None) > NEG_INF:
+            w = np.exp(y)
+        else:
             w = _log_softmax_weights(np, x, y)
         ax = _np_axis(axes)
         if transpose:
