@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ..core import Primitive, ShapedArray, is_undefined, no_flops
 from ..errors import DTypeError, ShapeError
 from ..params import INDICES, INT, INTS, PADDING, SHAPE, SLICE_LIMITS
@@ -128,7 +130,21 @@ def _bid_impl(xp, x, *, shape, broadcast_dimensions):
     expanded = [1] * len(shape)
     for i, d in enumerate(broadcast_dimensions):
         expanded[d] = x.shape[i]
+    if type(x) is np.ndarray and x.size <= _SMALL_BROADCAST:
+        n = 1
+        for d in shape:
+            n *= d
+        if n <= _SMALL_BROADCAST:  # a small copy: np.broadcast_to costs ~2 us of Python here
+            out = np.empty(shape, x.dtype)
+            out[...] = x.reshape(tuple(expanded))
+            return out
     return xp.broadcast_to(xp.reshape(x, tuple(expanded)), shape)
+
+
+# Up to this many elements broadcast_in_dim fills a new array (cheaper than building a
+# broadcast view on small operands, such as the cotangent of a sum in a backward pass); larger
+# results stay read-only views (no allocation).
+_SMALL_BROADCAST = 4096
 
 
 @broadcast_in_dim_p.def_specialize

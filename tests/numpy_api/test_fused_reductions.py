@@ -202,3 +202,46 @@ def test_setitem_scalars_cast_like_numpy_and_refuse_complex():
     row = tf.tensor(np.zeros((2, 3)))
     row[0] = 5.0  # broadcast to the region
     np.testing.assert_array_equal(row.numpy(), [[5, 5, 5], [0, 0, 0]])
+
+
+# The impls take a NumPy-only fast path on ndarrays (in place, int axis, the -inf mask of
+# log_softmax_tangent applied only when x holds a -inf); other namespaces run the portable code.
+# Both must agree, special values included.
+_SPECIAL = np.array([[0.3, -1.2, 2.0, 0.5], [NINF, NINF, NINF, NINF], [1.0, NINF, 0.0, 2.0],
+                     [np.inf, 0.0, NINF, 1.0], [np.nan, 1.0, NINF, 0.0]])
+
+
+def _both(impl, *arrays, **params):
+    import array_api_strict as xps  # a test dependency (the `test` extra)
+
+    with np.errstate(all="ignore"):  # the nan/inf rows warn in both paths alike
+        fast = impl(np, *arrays, **params)
+        portable = impl(xps, *(xps.asarray(a) for a in arrays), **params)
+    if isinstance(fast, tuple):
+        return fast, tuple(np.asarray(p) for p in portable)
+    return (fast,), (np.asarray(portable),)
+
+
+@pytest.mark.numpy_only
+@pytest.mark.parametrize("x", [_SPECIAL, _SPECIAL[:4], X.reshape(3, 20)[:, :4].copy()])
+def test_numpy_fast_paths_match_the_portable_impls(x):
+    from chainrules.primitives import moments as M
+    from chainrules.primitives import softmax as S
+
+    t = RNG.standard_normal(x.shape)
+    cases = [(S._softmax_impl, (x,), {}), (S._log_softmax_impl, (x,), {})]
+    with np.errstate(all="ignore"):
+        s = S._softmax_impl(np, x, axes=(1,))
+        y = S._log_softmax_impl(np, x, axes=(1,))
+    cases += [(S._softmax_tangent_impl, (s, t), {})]
+    cases += [(S._log_softmax_tangent_impl, (x, y, t), {"transpose": tr}) for tr in (False, True)]
+    # an arbitrary y (not log_softmax(x)): the mask must still act exactly where x = -inf
+    cases += [(S._log_softmax_tangent_impl, (x, t, t), {"transpose": tr}) for tr in (False, True)]
+    finite = np.nan_to_num(x, nan=0.5, posinf=3.0, neginf=-3.0)
+    ln, r = M._layer_norm_impl(np, finite, axes=(1,), eps=1e-5)
+    cases += [(M._layer_norm_impl, (finite,), {"eps": 1e-5}),
+              (M._layer_norm_tangent_impl, (r, ln, t), {})]
+    for impl, arrays, params in cases:
+        fast, portable = _both(impl, *arrays, axes=(1,), **params)
+        for a, b in zip(fast, portable):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15, err_msg=impl.__name__)

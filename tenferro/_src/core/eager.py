@@ -336,6 +336,16 @@ class EagerTensor(Tensor):
                 f"recorded history. Call requires_grad_() on the inputs before computing it."
             )
         if gradient is None:
+            v = self._value
+            if v.shape == () and type(v) in _REAL_SEEDABLE and v.dtype.kind == "f":
+                # the commonest seed (a real scalar loss): a filled 0-d array, without
+                # np.ones' Python wrapper and the checks below (they pass)
+                ct = np.empty((), v.dtype)
+                ct.fill(1)
+                EVAL_TRACE.tape.backward([(self, _wrap(ct, self._backend))],
+                                         create_graph if retain_graph is None else retain_graph,
+                                         create_graph, inputs)
+                return
             if self.size != 1:
                 raise GradientError(
                     f"backward: gradient can be created implicitly only for one-element "
@@ -535,6 +545,10 @@ def _signature(prim, params, backend, vals):
         entry = _SIGNATURES.put(key, Signature())
     _LAST.put(akey, (params, entry))
     return entry
+
+
+# NumPy value types whose 0-d values EagerTensor.backward seeds directly (real floating)
+_REAL_SEEDABLE = frozenset({np.ndarray, np.float64, np.float32, np.float16})
 
 
 class EvalTrace(Trace):

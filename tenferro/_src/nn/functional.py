@@ -507,9 +507,23 @@ def _affine(y, weight, bias, shape):
     return y
 
 
+# _TRAILING[ndim][k]: the last k axes of an ndim-dimensional array
+_TRAILING = [[tuple(range(n - k, n)) for k in range(n + 1)] for n in range(33)]
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` axes with the biased variance:
     (x - mean) / sqrt(var + eps) * weight + bias. Smooth (eps > 0)."""
+    if (type(input) is EagerTensor and normalized_shape.__class__ is tuple
+            and eps.__class__ is float and weight is None and bias is None):
+        # the common eager call (real input, no affine part): the same primitive, without
+        # the general argument handling below (~1.5 us a call)
+        v = input._value
+        shape = v.shape
+        k = len(normalized_shape)
+        if (type(v) is np.ndarray and v.dtype.kind == "f" and 0 < k <= len(shape) < len(_TRAILING)
+                and shape[len(shape) - k:] == normalized_shape):
+            return bind(P.layer_norm_p, input, axes=_TRAILING[len(shape)][k], eps=eps)[0]
     x = _float(input)
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(x.shape[x.ndim - len(ns):]) != ns:
