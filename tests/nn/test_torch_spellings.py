@@ -471,6 +471,13 @@ def test_complex_from_real_and_imaginary_parts():
     ga, gb = tf.grad(loss, argnums=(0, 1))(tf.tensor(re), tf.tensor(im))
     np.testing.assert_allclose(ga.numpy(), w.real, rtol=1e-15)
     np.testing.assert_allclose(gb.numpy(), -w.imag.sum(0), rtol=1e-15)
+    # Python numbers and lists are taken as tensors of the default float dtype
+    assert tf.complex(1.0, 2.0).item() == 1 + 2j
+    np.testing.assert_array_equal(tf.complex([1.0, 2.0], [3.0, 4.0]).numpy(), [1 + 3j, 2 + 4j])
+    for transform in (tf.jit, tf.checkpoint):  # the same gradient through jit and checkpoint
+        g = tf.grad(transform(loss), argnums=(0, 1))(tf.tensor(re), tf.tensor(im))
+        np.testing.assert_allclose(g[0].numpy(), ga.numpy(), rtol=1e-15)
+        np.testing.assert_allclose(g[1].numpy(), gb.numpy(), rtol=1e-15)
     with pytest.raises(DTypeError, match="complex: real and imag must share a floating dtype"):
         tf.complex(tf.tensor([1, 2]), tf.tensor([1.0, 2.0]))
     torch = skips.torch()

@@ -181,7 +181,8 @@ def complex(real, imag) -> Tensor:
     dtype (float32 -> complex64, float64 -> complex128), broadcast together. Linear in both:
     the gradient of a real loss is the cotangent's real part for ``real`` and its imaginary
     part for ``imag`` (tenferro's convention, dL/dRe z + i dL/dIm z)."""
-    re, im = tensor_of(real), tensor_of(imag, like=real)
+    re = tensor_of(real)
+    im = tensor_of(imag, like=re)
     if re.dtype != im.dtype or re.dtype.kind != "f":
         raise DTypeError(
             f"complex: real and imag must share a floating dtype, got {re.dtype} and "
