@@ -39,19 +39,13 @@ def test_mypy_checks_user_code_against_tenferro():
     pytest.importorskip("mypy", reason=REASON)
     assert (ROOT / "tenferro" / "py.typed").exists()
     # every public name of every public module, as attribute access
-    import importlib
-
-    import tenferro as tf
+    from tests.core.test_public_api import _public_modules
 
     lines = []
-    for path in sorted(Path(tf.__file__).parent.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        if "_src" in parts:
-            continue
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        alias = name.replace(".", "_")
-        lines.append(f"import {name} as {alias}")
-        lines += [f"{alias}.{n}" for n in importlib.import_module(name).__all__]
+    for module in _public_modules():
+        alias = module.__name__.replace(".", "_")
+        lines.append(f"import {module.__name__} as {alias}")
+        lines += [f"{alias}.{n}" for n in module.__all__]
     names = ROOT / ".mypy_cache" / "every_public_name.py"
     names.parent.mkdir(exist_ok=True)
     names.write_text("\n".join(lines) + "\n")

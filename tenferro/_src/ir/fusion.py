@@ -14,7 +14,7 @@ grow; ``region_kernel`` turns a run into one Python function that
 * runs the operations through an *engine*:
 
   - ``"torch"``: PyTorch's CPU kernels on zero-copy views of the NumPy buffers. Chosen by
-    measurement (benchmarks/README.md, [compiler]): on this 2-core Xeon without AVX-512,
+    measurement (benchmarks/README.md, the compiler section): on a 2-core Xeon without AVX-512,
     NumPy's float64 ``sin``/``cos`` call scalar libm (25 ns per element) while PyTorch's are
     vectorised (SLEEF, < 2 ns); numexpr and numba call the same scalar libm, so fusing
     through them made the 40-op chain 2.2x (numexpr) and 2.5x (numba) *slower* than NumPy.
