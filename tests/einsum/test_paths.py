@@ -160,13 +160,16 @@ def test_max_time_bounds_planning():
         import cotengra  # noqa: F401 - imported once before timing, as in a long session
     shapes, labels = peps_norm(6, 4)
     greedy = _plan(shapes, labels, optimize="greedy", max_memory=2**62)
-    for max_time, max_memory in ((1.0, 2**62), (2.0, 2**62), (1.0, "2GB")):
+    for max_time, max_memory in ((1.0, 2**62), (2.0, 2**62), (1.0, "100MB")):
         p, took = _timed_plan(shapes, labels, max_time=max_time, max_memory=max_memory)
         assert took <= 1.2 * max_time + 0.2, (max_time, max_memory, took, p.planner)
         if max_memory == 2**62:  # unsliced: comparable with greedy's path
             assert p.flops <= greedy.flops, (p.flops, greedy.flops)
         else:
-            assert p.peak_memory * 8 <= 2e9 and p.n_slices > 1
+            # any order of the 6x6 grid keeps an intermediate with a cut of >= 6 bonds of
+            # dimension 16 (16^6 entries, 134 MB), so under 100 MB the plan must slice (a 2 GB
+            # limit sometimes admitted a lucky unsliced tree)
+            assert p.peak_memory * 8 <= 1e8 and p.n_slices > 1
 
 
 def test_a_path_worse_than_greedys_is_never_kept():
